@@ -1,0 +1,67 @@
+"""hf_symbolinv: the Symbol-Invariant Transformer as a Hugging Face model family.
+
+Importing the package registers ``symbolinv`` with ``AutoConfig``, ``AutoModel``,
+``AutoModelForSeq2SeqLM`` and ``AutoTokenizer``. The logic engine (``hf_symbolinv.logic``) is plain
+Python and does not need torch.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+__version__ = "0.1.0"
+
+_LAZY = {
+    "SymbolInvConfig": "configuration_symbolinv",
+    "PRESETS": "configuration_symbolinv",
+    "SymbolInvModel": "modeling_symbolinv",
+    "SymbolInvForConditionalGeneration": "modeling_symbolinv",
+    "SymbolInvPreTrainedModel": "modeling_symbolinv",
+    "SymbolInvTokenizer": "tokenization_symbolinv",
+    "SymbolicGenerationPipeline": "pipeline_symbolinv",
+    "SymbolRule": "symbols",
+    "VOCABULARIES": "vocabulary",
+}
+_registered = False
+
+
+def register() -> None:
+    """Register the family with the Auto classes and the pipeline registry (idempotent)."""
+    global _registered
+    if _registered:
+        return
+    from transformers import AutoConfig, AutoModel, AutoModelForSeq2SeqLM, AutoTokenizer
+
+    from .configuration_symbolinv import SymbolInvConfig
+    from .modeling_symbolinv import SymbolInvForConditionalGeneration, SymbolInvModel
+    from .pipeline_symbolinv import register_pipeline
+    from .tokenization_symbolinv import SymbolInvTokenizer
+
+    AutoConfig.register(SymbolInvConfig.model_type, SymbolInvConfig, exist_ok=True)
+    AutoModel.register(SymbolInvConfig, SymbolInvModel, exist_ok=True)
+    AutoModelForSeq2SeqLM.register(SymbolInvConfig, SymbolInvForConditionalGeneration, exist_ok=True)
+    AutoTokenizer.register(SymbolInvConfig, slow_tokenizer_class=SymbolInvTokenizer, exist_ok=True)
+    # save_pretrained then copies the model files next to the weights and writes auto_map, so the
+    # folder loads with trust_remote_code=True where this package is not installed.
+    SymbolInvConfig.register_for_auto_class()
+    SymbolInvModel.register_for_auto_class("AutoModel")
+    SymbolInvForConditionalGeneration.register_for_auto_class("AutoModelForSeq2SeqLM")
+    SymbolInvTokenizer.register_for_auto_class("AutoTokenizer")
+    register_pipeline()
+    _registered = True
+
+
+def __getattr__(name: str) -> Any:
+    # Model classes load on first use so that `import hf_symbolinv.logic` stays free of torch.
+    if name in _LAZY:
+        register()
+        return getattr(import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _register_if_transformers_loaded() -> None:
+    import sys
+
+    if "transformers" in sys.modules or "torch" in sys.modules:
+        register()
