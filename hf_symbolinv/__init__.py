@@ -2,7 +2,7 @@
 
 Importing the package registers ``symbolinv`` with ``AutoConfig``, ``AutoModel``,
 ``AutoModelForSeq2SeqLM`` and ``AutoTokenizer``. The logic engine (``hf_symbolinv.logic``) is plain
-Python and does not need torch.
+Python: its modules import no torch.
 """
 
 from __future__ import annotations
@@ -53,15 +53,9 @@ def register() -> None:
 
 
 def __getattr__(name: str) -> Any:
-    # Model classes load on first use so that `import hf_symbolinv.logic` stays free of torch.
     if name in _LAZY:
-        register()
         return getattr(import_module(f".{_LAZY[name]}", __name__), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _register_if_transformers_loaded() -> None:
-    import sys
-
-    if "transformers" in sys.modules or "torch" in sys.modules:
-        register()
+register()

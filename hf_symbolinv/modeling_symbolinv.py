@@ -237,7 +237,8 @@ class SymbolInvEmbedding(nn.Module):
         out[..., : self.num_base] = base
         owned = present & (slots >= 0)
         batch_idx, stream_idx = owned.nonzero(as_tuple=True)
-        out[batch_idx, :, self.num_base + slots[batch_idx, stream_idx]] = scores[batch_idx, stream_idx, :, self.num_base]
+        own_scores = scores[batch_idx, stream_idx, :, self.num_base]
+        out[batch_idx, :, self.num_base + slots[batch_idx, stream_idx]] = own_scores
         return self._never_emitted(out)
 
     def _never_emitted(self, scores: torch.Tensor) -> torch.Tensor:
@@ -745,7 +746,8 @@ class SymbolInvDecoder(SymbolInvPreTrainedModel):
         if attention_mask is not None and not bool(attention_mask.all()):
             cross_mask = attention_mask.bool()[layout.sample_index][:, None, None, :]
         encoder_view = None
-        if config.uses("CA"):
+        aggregated_cross_cached = cache is not None and cache.is_updated.get(1, False)
+        if config.uses("CA") and not aggregated_cross_cached:
             encoder_symbols = stream_symbol_mask(encoder_outputs.input_ids, layout, config.num_base_tokens)
             encoder_view = aggregate_streams(encoder_states, encoder_symbols, layout)
         ctx = _DecoderContext(
