@@ -1,0 +1,379 @@
+"""Formula and trace objects shared by the LTL and propositional parts of the engine.
+
+Formulas are immutable trees with structural equality and a cached hash, so they can be used as
+dictionary keys (the checkers memoise compiled automata per formula). The core LTL operators are
+``! & | X U`` and the constants; the derived LTL operators (``F G -> <-> xor R W M``) are rewritten
+into the core by the helper constructors below. Propositional formulas additionally keep ``<->``
+(:class:`Equiv`) and ``xor`` (:class:`Xor`) as first-class nodes, because the propositional
+vocabulary has tokens for them.
+
+Everything here is iterative where input size is unbounded (parsing, printing, symbol walks), so
+long formulas do not hit the recursion limit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from typing import ClassVar
+
+__all__ = [
+    "Formula",
+    "Const",
+    "Atom",
+    "Not",
+    "Next",
+    "And",
+    "Or",
+    "Until",
+    "Equiv",
+    "Xor",
+    "TRUE",
+    "FALSE",
+    "Trace",
+    "Assignment",
+    "neg",
+    "eventually",
+    "globally",
+    "implies",
+    "release",
+    "weak_until",
+    "strong_release",
+    "ltl_equiv",
+    "ltl_xor",
+    "conjunction",
+    "is_propositional",
+    "is_temporal_free",
+]
+
+#: A (partial) assignment of truth values to symbol names.
+Assignment = dict[str, bool]
+
+
+class Formula:
+    """Base class of formula nodes. Treat instances as immutable.
+
+    ``op`` is the operator name (``"true"``, ``"false"``, ``"ap"``, ``"not"``, ``"X"``, ``"and"``,
+    ``"or"``, ``"U"``, ``"equiv"``, ``"xor"``), ``children`` the operand tuple. ``size`` is the
+    tree size (number of nodes), computed once at construction.
+    """
+
+    __slots__ = ("children", "size", "_hash")
+    op: ClassVar[str] = ""
+    arity: ClassVar[int] = 0
+
+    children: tuple[Formula, ...]
+    size: int
+    _hash: int
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if not isinstance(other, Formula) or self._hash != other._hash or self.op != other.op:
+            return False
+        return self._key() == other._key()
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def _key(self) -> tuple:
+        return self.children
+
+    def __str__(self) -> str:
+        from .notation import format_formula  # local import: notation imports this module
+
+        return format_formula(self, "polish", style="model" if self._has_prop_only_ops() else "ltl")
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(repr(c) for c in self.children)})"
+
+    def _has_prop_only_ops(self) -> bool:
+        return any(node.op in ("equiv", "xor") for node in self.walk())
+
+    def walk(self) -> Iterator[Formula]:
+        """All nodes in pre-order (Polish order), iteratively."""
+        stack: list[Formula] = [self]
+        while stack:
+            node = stack.pop()
+            yield node
+            if node.children:
+                stack.extend(reversed(node.children))
+
+    # Convenience constructors so formulas can be built with operators in tests and scripts.
+    def __and__(self, other: Formula) -> Formula:
+        return And(self, other)
+
+    def __or__(self, other: Formula) -> Formula:
+        return Or(self, other)
+
+    def __invert__(self) -> Formula:
+        return Not(self)
+
+
+class Const(Formula):
+    """The constants ``1`` (true) and ``0`` (false); use :data:`TRUE` and :data:`FALSE`."""
+
+    __slots__ = ("value",)
+    arity = 0
+
+    def __init__(self, value: bool) -> None:
+        self.value = bool(value)
+        self.children = ()
+        self.size = 1
+        self._hash = hash(("const", self.value))
+
+    @property
+    def op(self) -> str:  # type: ignore[override]
+        return "true" if self.value else "false"
+
+    def _key(self) -> tuple:
+        return (self.value,)
+
+    def __repr__(self) -> str:
+        return "TRUE" if self.value else "FALSE"
+
+
+TRUE = Const(True)
+FALSE = Const(False)
+
+
+class Atom(Formula):
+    """An atomic proposition (an interchangeable symbol)."""
+
+    __slots__ = ("name",)
+    op = "ap"
+    arity = 0
+
+    def __init__(self, name: str) -> None:
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"symbol name must be a non-empty string, got {name!r}")
+        self.name = name
+        self.children = ()
+        self.size = 1
+        self._hash = hash(("ap", name))
+
+    def _key(self) -> tuple:
+        return (self.name,)
+
+    def __repr__(self) -> str:
+        return f"Atom({self.name!r})"
+
+
+class _Unary(Formula):
+    __slots__ = ()
+    arity = 1
+
+    def __init__(self, arg: Formula) -> None:
+        if not isinstance(arg, Formula):
+            raise TypeError(f"operand must be a Formula, got {type(arg).__name__}")
+        self.children = (arg,)
+        self.size = 1 + arg.size
+        self._hash = hash((self.op, arg._hash))
+
+    @property
+    def arg(self) -> Formula:
+        return self.children[0]
+
+
+class _Binary(Formula):
+    __slots__ = ()
+    arity = 2
+
+    def __init__(self, left: Formula, right: Formula) -> None:
+        if not isinstance(left, Formula) or not isinstance(right, Formula):
+            raise TypeError("operands must be Formula objects")
+        self.children = (left, right)
+        self.size = 1 + left.size + right.size
+        self._hash = hash((self.op, left._hash, right._hash))
+
+    @property
+    def left(self) -> Formula:
+        return self.children[0]
+
+    @property
+    def right(self) -> Formula:
+        return self.children[1]
+
+
+class Not(_Unary):
+    __slots__ = ()
+    op = "not"
+
+
+class Next(_Unary):
+    """LTL ``X``."""
+
+    __slots__ = ()
+    op = "X"
+
+
+class And(_Binary):
+    __slots__ = ()
+    op = "and"
+
+
+class Or(_Binary):
+    __slots__ = ()
+    op = "or"
+
+
+class Until(_Binary):
+    """LTL ``U`` (strong until)."""
+
+    __slots__ = ()
+    op = "U"
+
+
+class Equiv(_Binary):
+    """Propositional ``<->`` (``=`` in the model vocabulary)."""
+
+    __slots__ = ()
+    op = "equiv"
+
+
+class Xor(_Binary):
+    """Propositional ``xor`` (``^`` in the model vocabulary)."""
+
+    __slots__ = ()
+    op = "xor"
+
+
+# --- derived LTL operators, rewritten into the core ``! & | X U`` ----------------------------
+
+
+def neg(f: Formula) -> Formula:
+    """Negation that folds the double negations the rewrites would otherwise introduce."""
+    if isinstance(f, Not):
+        return f.arg
+    if isinstance(f, Const):
+        return FALSE if f.value else TRUE
+    return Not(f)
+
+
+def eventually(f: Formula) -> Formula:
+    """``F f`` = ``1 U f``."""
+    return Until(TRUE, f)
+
+
+def globally(f: Formula) -> Formula:
+    """``G f`` = ``!(1 U !f)``."""
+    return Not(Until(TRUE, neg(f)))
+
+
+def implies(a: Formula, b: Formula) -> Formula:
+    """``a -> b`` = ``!a | b``."""
+    return Or(neg(a), b)
+
+
+def release(a: Formula, b: Formula) -> Formula:
+    """``a R b`` = ``!(!a U !b)``."""
+    return Not(Until(neg(a), neg(b)))
+
+
+def weak_until(a: Formula, b: Formula) -> Formula:
+    """``a W b`` = ``(a U b) | G a``."""
+    return Or(Until(a, b), globally(a))
+
+
+def strong_release(a: Formula, b: Formula) -> Formula:
+    """``a M b`` = ``b U (a & b)``."""
+    return Until(b, And(a, b))
+
+
+def ltl_equiv(a: Formula, b: Formula) -> Formula:
+    """``a <-> b`` in the LTL core: ``(a & b) | (!a & !b)``."""
+    return Or(And(a, b), And(neg(a), neg(b)))
+
+
+def ltl_xor(a: Formula, b: Formula) -> Formula:
+    """``a xor b`` in the LTL core: ``(a & !b) | (!a & b)``."""
+    return Or(And(a, neg(b)), And(neg(a), b))
+
+
+def conjunction(literals: Iterable[Formula]) -> Formula:
+    """Left-nested conjunction (``&&abc``); ``1`` when empty (a free trace step)."""
+    result: Formula | None = None
+    for lit in literals:
+        result = lit if result is None else And(result, lit)
+    return TRUE if result is None else result
+
+
+def is_temporal_free(f: Formula) -> bool:
+    """True when the formula has no ``X``/``U`` (a valid trace step)."""
+    return all(node.op not in ("X", "U") for node in f.walk())
+
+
+def is_propositional(f: Formula) -> bool:
+    """Alias of :func:`is_temporal_free`, for readability at call sites about prop formulas."""
+    return is_temporal_free(f)
+
+
+class Trace:
+    """A symbolic lasso: finite ``prefix`` steps then ``cycle`` steps repeated forever.
+
+    Each step is a temporal-free formula constraining the valuation at that position; the trace
+    denotes every infinite word whose letters satisfy the respective steps.
+    """
+
+    __slots__ = ("prefix", "cycle", "_hash")
+
+    def __init__(self, prefix: Iterable[Formula], cycle: Iterable[Formula]) -> None:
+        self.prefix: tuple[Formula, ...] = tuple(prefix)
+        self.cycle: tuple[Formula, ...] = tuple(cycle)
+        if not self.cycle:
+            raise ValueError("a lasso trace needs a non-empty cycle")
+        for step in self.prefix + self.cycle:
+            if not isinstance(step, Formula):
+                raise TypeError(f"trace steps must be Formula objects, got {type(step).__name__}")
+            if not is_temporal_free(step):
+                raise ValueError(f"trace step {step} contains a temporal operator")
+        self._hash = hash((self.prefix, self.cycle))
+
+    @property
+    def steps(self) -> tuple[Formula, ...]:
+        return self.prefix + self.cycle
+
+    def __len__(self) -> int:
+        return len(self.prefix) + len(self.cycle)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Trace) and self.prefix == other.prefix and self.cycle == other.cycle
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __str__(self) -> str:
+        from .notation import format_trace
+
+        return format_trace(self)
+
+    def __repr__(self) -> str:
+        return f"Trace({str(self)!r})"
+
+
+def rename_nodes(f: Formula, mapping: Mapping[str, str]) -> Formula:
+    """Rebuild ``f`` with atoms renamed by ``mapping`` (names not in it are kept); iterative."""
+    # Post-order rebuild with an explicit stack; shared subtrees are rebuilt once.
+    done: dict[int, Formula] = {}
+    stack: list[tuple[Formula, bool]] = [(f, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if id(node) in done:
+            continue
+        if isinstance(node, Atom):
+            new = mapping.get(node.name, node.name)
+            done[id(node)] = node if new == node.name else Atom(new)
+        elif not node.children:
+            done[id(node)] = node
+        elif expanded:
+            kids = tuple(done[id(c)] for c in node.children)
+            if all(k is c for k, c in zip(kids, node.children)):
+                done[id(node)] = node
+            else:
+                done[id(node)] = type(node)(*kids)
+        else:
+            stack.append((node, True))
+            stack.extend((c, False) for c in node.children)
+    return done[id(f)]

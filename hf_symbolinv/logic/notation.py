@@ -1,0 +1,626 @@
+"""The one place that defines the notations: operator spellings, Polish and infix, lexing,
+parsing and printing of LTL formulas, symbolic lasso traces, propositional formulas and
+assignments.
+
+Notations
+---------
+* ``"polish"`` (the dataset format): prefix notation, ``&aXb``; traces ``a;&ab;{b}``;
+  propositional formulas ``=a^bc`` (model vocabulary) or with ``<->``/``xor`` (file style);
+  assignments ``a1b0``.
+* ``"infix"`` (Spot's syntax): ``a & X b``; traces ``a; a & b; cycle{b}``.
+
+Lexing follows the spec: text without whitespace is read character by character, except where
+the :class:`~hf_symbolinv.symbols.SymbolRule` matches a longer name (greedy); text with
+whitespace is read as whitespace/punctuation-separated words, and any word that is not an
+operator is a symbol name (in infix, a word such as ``Xa`` or ``GFp12`` is read as unary
+operators applied to a name, as Spot does). Printing uses no separators when every token is one
+character, otherwise single spaces.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import NamedTuple
+
+from ..symbols import SymbolRule
+from .formula import (
+    FALSE,
+    TRUE,
+    And,
+    Assignment,
+    Atom,
+    Const,
+    Equiv,
+    Formula,
+    Next,
+    Not,
+    Or,
+    Trace,
+    Until,
+    Xor,
+    eventually,
+    globally,
+    implies,
+    ltl_equiv,
+    ltl_xor,
+    release,
+    strong_release,
+    weak_until,
+)
+
+__all__ = [
+    "LogicSyntaxError",
+    "NOTATIONS",
+    "PROP_STYLES",
+    "as_symbol_rule",
+    "parse_ltl",
+    "format_ltl",
+    "parse_trace",
+    "format_trace",
+    "parse_prop",
+    "format_prop",
+    "format_formula",
+    "parse_assignment",
+    "format_assignment",
+]
+
+NOTATIONS = ("polish", "infix")
+#: What callers may pass as ``symbols``: a rule, an iterable of extra names, or None (letters).
+Symbols = SymbolRule | Iterable[str] | None
+PROP_STYLES = ("model", "file")
+
+# --- spellings ------------------------------------------------------------------------------
+
+#: Operator arities, by internal operator name.
+ARITY: dict[str, int] = {
+    "true": 0, "false": 0,
+    "not": 1, "X": 1, "F": 1, "G": 1,
+    "and": 2, "or": 2, "U": 2, "R": 2, "W": 2, "M": 2, "implies": 2, "equiv": 2, "xor": 2,
+}
+TEMPORAL_OPS = frozenset({"X", "F", "G", "U", "R", "W", "M"})
+
+#: Punctuation spellings accepted on input (all notations). Longest match wins.
+PUNCT_OPS: dict[str, str] = {
+    "!": "not", "&": "and", "&&": "and", "|": "or", "||": "or",
+    "->": "implies", "=>": "implies", "<->": "equiv", "<=>": "equiv", "=": "equiv", "^": "xor",
+}
+#: Delimiters of traces and infix grouping.
+DELIMITERS = (";", "{", "}", "(", ")")
+#: Word spellings accepted on input (as whole words, or as single characters in unsegmented text).
+WORD_OPS: dict[str, str] = {
+    "X": "X", "F": "F", "G": "G", "U": "U", "R": "R", "W": "W", "M": "M",
+    "1": "true", "0": "false", "true": "true", "false": "false", "xor": "xor",
+}
+#: Single characters that are operators in unsegmented text.
+CHAR_OPS: dict[str, str] = {k: v for k, v in WORD_OPS.items() if len(k) == 1}
+#: The keyword that opens the cycle of an infix (Spot) trace.
+CYCLE_KEYWORD = "cycle"
+
+#: Output spellings. ``model`` is the model vocabulary (and the LTL dataset format); ``file``
+#: spells equivalence and xor as the propositional data files do.
+OUTPUT_SPELLING: dict[str, dict[str, str]] = {
+    "model": {"true": "1", "false": "0", "not": "!", "and": "&", "or": "|", "X": "X", "U": "U",
+              "equiv": "=", "xor": "^"},
+    "file": {"true": "1", "false": "0", "not": "!", "and": "&", "or": "|", "X": "X", "U": "U",
+             "equiv": "<->", "xor": "xor"},
+}
+INFIX_SPELLING: dict[str, dict[str, str]] = {
+    "model": dict(OUTPUT_SPELLING["model"]),
+    "file": dict(OUTPUT_SPELLING["file"]),
+}
+# Infix binding strength (higher binds tighter), as in Spot: -> <-> < | < xor < & < U < unary.
+INFIX_LEVEL: dict[str, int] = {"implies": 1, "equiv": 1, "or": 2, "xor": 3, "and": 4,
+                               "U": 5, "R": 5, "W": 5, "M": 5}
+RIGHT_ASSOC_LEVELS = frozenset({1, 5})
+TOP_LEVEL = 1
+UNARY_LEVEL = 6
+
+#: Spellings that are two operators in Polish notation (``&&ab c``) and one only in infix.
+INFIX_ONLY = frozenset({"&&", "||"})
+_PUNCT_SORTED = sorted(list(PUNCT_OPS) + list(DELIMITERS), key=len, reverse=True)
+_PUNCT_POLISH = [p for p in _PUNCT_SORTED if p not in INFIX_ONLY]
+_PUNCT_CHARS = frozenset("".join(_PUNCT_SORTED)) | {"<", "-"}
+
+
+class LogicSyntaxError(SyntaxError):
+    """Malformed formula, trace or assignment text.
+
+    The message names the (0-based) position and what was expected, e.g.
+    ``position 3: expected an operand, found end of input in '&a|'``. The parts are also
+    available as attributes ``position``, ``expected``, ``found`` and ``source``.
+    """
+
+    def __init__(self, source: str, position: int, expected: str, found: str) -> None:
+        message = f"position {position}: expected {expected}, found {found} in {source!r}"
+        super().__init__(message)
+        self.source = source
+        self.position = position
+        self.expected = expected
+        self.found = found
+
+    def __str__(self) -> str:
+        return self.msg
+
+
+def as_symbol_rule(symbols: Symbols) -> SymbolRule:
+    """A SymbolRule from ``None`` (single lowercase letters), a rule, or an iterable of names."""
+    if symbols is None:
+        return _DEFAULT_RULE
+    if isinstance(symbols, SymbolRule):
+        return symbols
+    if isinstance(symbols, str):
+        raise TypeError("pass a SymbolRule (or an iterable of names), not a string")
+    return SymbolRule(pattern="[a-z]", names=list(symbols))
+
+
+_DEFAULT_RULE = SymbolRule()
+
+
+def _check_notation(notation: str) -> None:
+    if notation not in NOTATIONS:
+        raise ValueError(f"unknown notation {notation!r}; choose one of {NOTATIONS}")
+
+
+# --- lexing ---------------------------------------------------------------------------------
+
+
+class Token(NamedTuple):
+    kind: str  # "op", "sym", "delim", "cycle", "end"
+    value: str  # operator name, symbol name, delimiter text
+    pos: int
+    text: str  # the source spelling
+
+
+def _describe(tok: Token) -> str:
+    return "end of input" if tok.kind == "end" else repr(tok.text)
+
+
+def tokenize(text: str, notation: str, rule: SymbolRule, xor_word: bool = False) -> list[Token]:
+    """Split ``text`` into tokens (see the module docstring for the rules)."""
+    segmented = any(ch.isspace() for ch in text)
+    spellings = _PUNCT_SORTED if notation == "infix" else _PUNCT_POLISH
+    tokens: list[Token] = []
+    append = tokens.append
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch.isspace():
+            i += 1
+            continue
+        if ch in _PUNCT_CHARS:
+            for spelling in spellings:
+                if text.startswith(spelling, i):
+                    if spelling in PUNCT_OPS:
+                        append(Token("op", PUNCT_OPS[spelling], i, spelling))
+                    else:
+                        append(Token("delim", spelling, i, spelling))
+                    i += len(spelling)
+                    break
+            else:
+                raise LogicSyntaxError(text, i, "an operator, operand or delimiter", repr(ch))
+            continue
+        j = i
+        while j < n and not text[j].isspace() and text[j] not in _PUNCT_CHARS:
+            j += 1
+        word = text[i:j]
+        if notation == "infix" and word == CYCLE_KEYWORD:
+            append(Token("cycle", word, i, word))
+        elif segmented:
+            _lex_word(text, word, i, notation, rule, tokens)
+        else:
+            _lex_chars(text, word, i, rule, tokens, xor_word)
+        i = j
+    append(Token("end", "", n, ""))
+    return tokens
+
+
+def _lex_word(text: str, word: str, pos: int, notation: str, rule: SymbolRule, out: list[Token]) -> None:
+    """A whitespace-separated word: an operator, or else a symbol name."""
+    while True:
+        if word in WORD_OPS:
+            out.append(Token("op", WORD_OPS[word], pos, word))
+            return
+        if rule.is_symbol(word):
+            out.append(Token("sym", word, pos, word))
+            return
+        if notation == "infix" and len(word) > 1 and word[0] in "XFG":
+            # Spot reads ``Xa`` / ``GFa`` as unary operators applied to a name.
+            out.append(Token("op", WORD_OPS[word[0]], pos, word[0]))
+            word, pos = word[1:], pos + 1
+            continue
+        if word[0].isdigit():
+            raise LogicSyntaxError(text, pos, "an operator or a symbol name", repr(word))
+        out.append(Token("sym", word, pos, word))
+        return
+
+
+def _lex_chars(text: str, word: str, pos: int, rule: SymbolRule, out: list[Token], xor_word: bool) -> None:
+    """Unsegmented text: one token per character, except longer symbol names (greedy)."""
+    k, n = 0, len(word)
+    while k < n:
+        if xor_word and word.startswith("xor", k):
+            out.append(Token("op", "xor", pos + k, "xor"))
+            k += 3
+            continue
+        m = rule.match_at(word, k)
+        ch = word[k]
+        if m > 1:
+            out.append(Token("sym", word[k:k + m], pos + k, word[k:k + m]))
+            k += m
+        elif ch in CHAR_OPS:
+            out.append(Token("op", CHAR_OPS[ch], pos + k, ch))
+            k += 1
+        elif m == 1:
+            out.append(Token("sym", ch, pos + k, ch))
+            k += 1
+        else:
+            raise LogicSyntaxError(text, pos + k, "an operator or a symbol", repr(ch))
+
+
+# --- building nodes -------------------------------------------------------------------------
+
+# Contexts: "ltl" rewrites derived operators into ! & | X U; "prop" keeps <-> and xor and
+# rejects temporal operators; "step" (a trace step) is "ltl" without temporal operators.
+_CONTEXT_NAMES = {"ltl": "LTL formula", "prop": "propositional formula", "step": "trace step"}
+
+
+def _build(op: str, args: list[Formula], context: str) -> Formula:
+    if op == "not":
+        return Not(args[0])
+    if op == "and":
+        return And(args[0], args[1])
+    if op == "or":
+        return Or(args[0], args[1])
+    if op == "implies":
+        return implies(args[0], args[1])
+    if op == "equiv":
+        return Equiv(args[0], args[1]) if context == "prop" else ltl_equiv(args[0], args[1])
+    if op == "xor":
+        return Xor(args[0], args[1]) if context == "prop" else ltl_xor(args[0], args[1])
+    if op == "X":
+        return Next(args[0])
+    if op == "U":
+        return Until(args[0], args[1])
+    if op == "F":
+        return eventually(args[0])
+    if op == "G":
+        return globally(args[0])
+    if op == "R":
+        return release(args[0], args[1])
+    if op == "W":
+        return weak_until(args[0], args[1])
+    if op == "M":
+        return strong_release(args[0], args[1])
+    raise AssertionError(op)  # pragma: no cover
+
+
+def _check_op_allowed(text: str, tok: Token, context: str) -> None:
+    if context != "ltl" and tok.value in TEMPORAL_OPS:
+        raise LogicSyntaxError(
+            text, tok.pos, f"an operand or a propositional operator (in a {_CONTEXT_NAMES[context]})",
+            f"temporal operator {tok.text!r}",
+        )
+
+
+# --- Polish ---------------------------------------------------------------------------------
+
+
+def _parse_polish(text: str, tokens: list[Token], i: int, context: str) -> tuple[Formula, int]:
+    """One formula in prefix notation starting at token ``i``; iterative (no recursion limit)."""
+    frames: list[tuple[str, list[Formula]]] = []
+    while True:
+        tok = tokens[i]
+        if tok.kind == "op":
+            _check_op_allowed(text, tok, context)
+            arity = ARITY[tok.value]
+            i += 1
+            if arity:
+                frames.append((tok.value, []))
+                continue
+            value: Formula = TRUE if tok.value == "true" else FALSE
+        elif tok.kind == "sym":
+            value = Atom(tok.value)
+            i += 1
+        else:
+            raise LogicSyntaxError(text, tok.pos, "an operand", _describe(tok))
+        while frames:
+            op, args = frames[-1]
+            args.append(value)
+            if len(args) < ARITY[op]:
+                break
+            frames.pop()
+            value = _build(op, args, context)
+        else:
+            return value, i
+
+
+# --- infix ----------------------------------------------------------------------------------
+
+
+class _InfixParser:
+    def __init__(self, text: str, tokens: list[Token], context: str) -> None:
+        self.text = text
+        self.tokens = tokens
+        self.i = 0
+        self.context = context
+
+    def peek(self) -> Token:
+        return self.tokens[self.i]
+
+    def expect_delim(self, delim: str, what: str | None = None) -> Token:
+        tok = self.tokens[self.i]
+        if tok.kind != "delim" or tok.value != delim:
+            raise LogicSyntaxError(self.text, tok.pos, what or repr(delim), _describe(tok))
+        self.i += 1
+        return tok
+
+    def parse(self, level: int = TOP_LEVEL) -> Formula:
+        if level == UNARY_LEVEL:
+            return self.parse_unary()
+        left = self.parse(level + 1)
+        while True:
+            tok = self.peek()
+            if tok.kind != "op" or INFIX_LEVEL.get(tok.value) != level:
+                return left
+            _check_op_allowed(self.text, tok, self.context)
+            self.i += 1
+            if level in RIGHT_ASSOC_LEVELS:
+                right = self.parse(level)
+            else:
+                right = self.parse(level + 1)
+            left = _build(tok.value, [left, right], self.context)
+
+    def parse_unary(self) -> Formula:
+        ops: list[str] = []
+        while True:
+            tok = self.peek()
+            if tok.kind == "op" and ARITY[tok.value] == 1:
+                _check_op_allowed(self.text, tok, self.context)
+                ops.append(tok.value)
+                self.i += 1
+                continue
+            break
+        tok = self.peek()
+        if tok.kind == "op" and ARITY[tok.value] == 0:
+            value: Formula = TRUE if tok.value == "true" else FALSE
+            self.i += 1
+        elif tok.kind == "sym":
+            value = Atom(tok.value)
+            self.i += 1
+        elif tok.kind == "delim" and tok.value == "(":
+            self.i += 1
+            value = self.parse(TOP_LEVEL)
+            self.expect_delim(")", "')' or a binary operator")
+        else:
+            raise LogicSyntaxError(self.text, tok.pos, "an operand", _describe(tok))
+        for op in reversed(ops):
+            value = _build(op, [value], self.context)
+        return value
+
+
+# --- public: formulas -----------------------------------------------------------------------
+
+
+def _parse_formula(text: str, notation: str, symbols: Symbols, context: str) -> Formula:
+    if not isinstance(text, str):
+        raise TypeError(f"expected a string, got {type(text).__name__}")
+    _check_notation(notation)
+    rule = as_symbol_rule(symbols)
+    try:
+        return _parse_formula_once(text, notation, rule, context, xor_word=False)
+    except LogicSyntaxError as first_error:
+        # Unsegmented text may spell xor as a word (``xor&ab!c``); with letter symbols that is
+        # ambiguous, so the word is only tried when the letter reading fails.
+        if "xor" in text and not any(ch.isspace() for ch in text):
+            try:
+                return _parse_formula_once(text, notation, rule, context, xor_word=True)
+            except LogicSyntaxError:
+                pass
+        raise first_error from None
+
+
+def _parse_formula_once(text: str, notation: str, rule: SymbolRule, context: str, xor_word: bool) -> Formula:
+    tokens = tokenize(text, notation, rule, xor_word)
+    if notation == "polish":
+        formula, i = _parse_polish(text, tokens, 0, context)
+    else:
+        parser = _InfixParser(text, tokens, context)
+        formula = parser.parse()
+        i = parser.i
+    tok = tokens[i]
+    if tok.kind != "end":
+        expected = "end of input" if notation == "polish" else "end of input or a binary operator"
+        raise LogicSyntaxError(text, tok.pos, expected, _describe(tok))
+    return formula
+
+
+def parse_ltl(text: str, notation: str = "polish", symbols: Symbols = None) -> Formula:
+    """Parse an LTL formula; derived operators (F G -> <-> xor R W M) are rewritten to ! & | X U."""
+    return _parse_formula(text, notation, symbols, "ltl")
+
+
+def parse_prop(text: str, notation: str = "polish", symbols: Symbols = None) -> Formula:
+    """Parse a propositional formula (! & | <-> xor, also spelled = and ^; -> is rewritten)."""
+    return _parse_formula(text, notation, symbols, "prop")
+
+
+def _polish_tokens(f: Formula, spelling: Mapping[str, str]) -> list[str]:
+    out: list[str] = []
+    stack = [f]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Atom):
+            out.append(node.name)
+        else:
+            out.append(spelling[node.op])
+            if node.children:
+                stack.extend(reversed(node.children))
+    return out
+
+
+def _join(tokens: list[str]) -> str:
+    return "".join(tokens) if all(len(t) == 1 for t in tokens) else " ".join(tokens)
+
+
+def _infix(f: Formula, spelling: Mapping[str, str]) -> str:
+    if isinstance(f, Atom):
+        return f.name
+    if isinstance(f, Const):
+        return spelling[f.op]
+    if f.arity == 1:
+        arg = f.children[0]
+        inner = _infix(arg, spelling)
+        if arg.arity == 2:
+            inner = f"({inner})"
+            return spelling[f.op] + inner
+        # ``!a`` like Spot; temporal unary operators get a space so that ``X b`` stays readable.
+        return spelling[f.op] + ("" if f.op == "not" else " ") + inner
+    level = INFIX_LEVEL[f.op]
+    left, right = f.children
+    left_s, right_s = _infix(left, spelling), _infix(right, spelling)
+    if left.arity == 2:
+        left_level = INFIX_LEVEL[left.op]
+        if left_level < level or (left_level == level and (level in RIGHT_ASSOC_LEVELS or left.op != f.op)):
+            left_s = f"({left_s})"
+    if right.arity == 2:
+        right_level = INFIX_LEVEL[right.op]
+        if right_level < level or (right_level == level and level not in RIGHT_ASSOC_LEVELS) or (
+            right_level == level and right.op != f.op
+        ):
+            right_s = f"({right_s})"
+    return f"{left_s} {spelling[f.op]} {right_s}"
+
+
+def format_formula(f: Formula, notation: str = "polish", style: str = "model") -> str:
+    """Print any formula (LTL or propositional) in ``notation`` with the ``style`` spellings."""
+    _check_notation(notation)
+    if style == "ltl":
+        style = "model"
+    if style not in PROP_STYLES:
+        raise ValueError(f"unknown style {style!r}; choose one of {PROP_STYLES}")
+    if notation == "polish":
+        return _join(_polish_tokens(f, OUTPUT_SPELLING[style]))
+    return _infix(f, INFIX_SPELLING[style])
+
+
+def format_ltl(f: Formula | str, notation: str = "polish") -> str:
+    """Print an LTL formula (``&aXb`` or ``a & X b``)."""
+    if isinstance(f, str):
+        f = parse_ltl(f)
+    return format_formula(f, notation, "model")
+
+
+def format_prop(f: Formula | str, notation: str = "polish", style: str = "model") -> str:
+    """Print a propositional formula; style ``model`` spells = ^, ``file`` spells <-> xor."""
+    if isinstance(f, str):
+        f = parse_prop(f)
+    return format_formula(f, notation, style)
+
+
+# --- traces ---------------------------------------------------------------------------------
+
+
+def parse_trace(text: str, notation: str = "polish", symbols: Symbols = None) -> Trace:
+    """Parse a symbolic lasso: ``a;&ab;{b}`` (Polish) or ``a; a & b; cycle{b}`` (infix)."""
+    if not isinstance(text, str):
+        raise TypeError(f"expected a string, got {type(text).__name__}")
+    _check_notation(notation)
+    rule = as_symbol_rule(symbols)
+    tokens = tokenize(text, notation, rule)
+    prefix: list[Formula] = []
+    cycle: list[Formula] = []
+    i = 0
+    steps = prefix
+    in_cycle = False
+
+    def parse_step(i: int) -> tuple[Formula, int]:
+        if notation == "polish":
+            return _parse_polish(text, tokens, i, "step")
+        parser = _InfixParser(text, tokens, "step")
+        parser.i = i
+        return parser.parse(), parser.i
+
+    while True:
+        tok = tokens[i]
+        if not in_cycle and (tok.kind == "cycle" or (tok.kind == "delim" and tok.value == "{")):
+            if tok.kind == "cycle":
+                i += 1
+                tok = tokens[i]
+                if not (tok.kind == "delim" and tok.value == "{"):
+                    raise LogicSyntaxError(text, tok.pos, "'{' after 'cycle'", _describe(tok))
+            in_cycle = True
+            steps = cycle
+            i += 1
+            continue
+        step, i = parse_step(i)
+        steps.append(step)
+        tok = tokens[i]
+        if tok.kind == "delim" and tok.value == ";":
+            i += 1
+            continue
+        if in_cycle and tok.kind == "delim" and tok.value == "}":
+            i += 1
+            break
+        expected = "';' or '}'" if in_cycle else "';'"
+        raise LogicSyntaxError(text, tok.pos, expected, _describe(tok))
+    tok = tokens[i]
+    if tok.kind != "end":
+        raise LogicSyntaxError(text, tok.pos, "end of input after the cycle", _describe(tok))
+    return Trace(prefix, cycle)
+
+
+def format_trace(trace: Trace | str, notation: str = "polish") -> str:
+    """Print a trace: ``a;&ab;{b}`` (Polish) or ``a; a & b; cycle{b}`` (infix)."""
+    if isinstance(trace, str):
+        trace = parse_trace(trace)
+    _check_notation(notation)
+    spelling = OUTPUT_SPELLING["model"]
+    if notation == "infix":
+        prefix = "".join(f"{_infix(step, spelling)}; " for step in trace.prefix)
+        return prefix + "cycle{" + "; ".join(_infix(step, spelling) for step in trace.cycle) + "}"
+    tokens: list[str] = []
+    for step in trace.prefix:
+        tokens.extend(_polish_tokens(step, spelling))
+        tokens.append(";")
+    tokens.append("{")
+    for k, step in enumerate(trace.cycle):
+        if k:
+            tokens.append(";")
+        tokens.extend(_polish_tokens(step, spelling))
+    tokens.append("}")
+    return _join(tokens)
+
+
+# --- assignments ----------------------------------------------------------------------------
+
+
+def parse_assignment(text: str, symbols: Symbols = None) -> Assignment:
+    """Parse ``a1b0`` (or ``p12 1 q 0``) into ``{"a": True, "b": False}``."""
+    if not isinstance(text, str):
+        raise TypeError(f"expected a string, got {type(text).__name__}")
+    rule = as_symbol_rule(symbols)
+    tokens = tokenize(text, "polish", rule)
+    result: Assignment = {}
+    i = 0
+    while tokens[i].kind != "end":
+        tok = tokens[i]
+        if tok.kind != "sym":
+            raise LogicSyntaxError(text, tok.pos, "a symbol", _describe(tok))
+        if tok.value in result:
+            raise LogicSyntaxError(text, tok.pos, "a symbol not assigned yet", _describe(tok))
+        value = tokens[i + 1]
+        if value.kind != "op" or value.value not in ("true", "false"):
+            raise LogicSyntaxError(text, value.pos, "'0' or '1'", _describe(value))
+        result[tok.value] = value.value == "true"
+        i += 2
+    return result
+
+
+def format_assignment(assignment: Mapping[str, bool]) -> str:
+    """Print an assignment sorted by symbol name: ``a1b0`` (``p12 1 q 0`` with long names)."""
+    tokens: list[str] = []
+    for name in sorted(assignment):
+        tokens.append(name)
+        tokens.append("1" if assignment[name] else "0")
+    return _join(tokens)
+
