@@ -964,8 +964,10 @@ class SymbolInvForConditionalGeneration(SymbolInvPreTrainedModel, GenerationMixi
         b_avg = others.sum(1).mean()
         theta_med = torch.median(torch.arccos(target_cos.clamp(-1 + 1e-7, 1 - 1e-7)))
         new_scale = torch.log(b_avg) / torch.cos(torch.clamp(theta_med, max=math.pi / 4))
-        # Few classes can make B_avg < 1 (a negative scale): keep s at least 1.
-        self.logit_scale.copy_(new_scale.clamp(1.0, self.config.adacos_max_scale).to(self.logit_scale.dtype))
+        # With few classes B_avg can fall below e (even below 1: a negative scale), and the scale
+        # collapses while accuracy is perfect; never go below the fixed AdaCos scale s0.
+        floor = min(self.initial_logit_scale(), self.config.adacos_max_scale)
+        self.logit_scale.copy_(new_scale.clamp(floor, self.config.adacos_max_scale).to(self.logit_scale.dtype))
 
     def _loss(self, logits: torch.Tensor, labels: torch.LongTensor,
               num_items_in_batch: int | torch.Tensor | None) -> torch.Tensor:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -26,11 +27,11 @@ def tiny(preset: str, **overrides) -> SymbolInvForConditionalGeneration:
     return SymbolInvForConditionalGeneration(config).eval()
 
 
-def trained_tiny(preset: str, steps: int = 40) -> SymbolInvForConditionalGeneration:
+def trained_tiny(preset: str, steps: int = 60) -> SymbolInvForConditionalGeneration:
     """A tiny model fitted for a few steps to ``mixed_batch``, so that it really emits symbols."""
     model = tiny(preset)
     ids, mask, labels = mixed_batch(model.config.vocabulary)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
     model.train()
     for _ in range(steps):
         model(input_ids=ids, attention_mask=mask, labels=labels).loss.backward()
@@ -305,18 +306,32 @@ def test_step_logits_with_cache_match_a_full_forward() -> None:
 # --------------------------------------------------------------------------------------------------
 # Training state, baselines
 # --------------------------------------------------------------------------------------------------
-def test_adacos_scale_adapts_in_training_and_is_saved(tmp_path) -> None:
+def test_adacos_scale_follows_its_formula_and_is_saved(tmp_path) -> None:
     model = tiny("prop-best")
-    assert model.logit_scale.item() == pytest.approx(2**0.5 * torch.log(torch.tensor(73.0)).item())
+    s0 = 2**0.5 * math.log(model.config.vocab_size - 1)
+    assert model.logit_scale.item() == pytest.approx(s0)
+    # Two target tokens; cosines chosen by hand. Non-targets j != y contribute exp(s * cos_j).
+    cosines = torch.full((1, 2, model.config.vocab_size), float("-inf"))
+    cosines[0, 0, :4] = torch.tensor([0.75, 0.9, 0.85, 0.8])
+    cosines[0, 1, :4] = torch.tensor([0.9, 0.7, 0.85, 0.6])
+    labels = torch.tensor([[0, 1]])
+    b_avg = (sum(math.exp(s0 * c) for c in (0.9, 0.85, 0.8)) + sum(math.exp(s0 * c) for c in (0.9, 0.85, 0.6))) / 2
+    theta_median = math.acos(0.75)  # torch.median takes the lower of two middle values: the larger angle
+    expected = math.log(b_avg) / math.cos(min(math.pi / 4, theta_median))
+    model._update_adacos_scale(cosines, labels)
+    assert model.logit_scale.item() == pytest.approx(expected, rel=1e-5)
+    # The floor: a batch whose formula gives less than s0 leaves s0.
+    model.logit_scale.fill_(s0)
+    cosines[0, 0, 1:4] = -1.0
+    cosines[0, 1, [0, 2, 3]] = -1.0
+    model._update_adacos_scale(cosines, labels)
+    assert model.logit_scale.item() == pytest.approx(s0)
+    # Training moves it, and the value is part of the checkpoint.
     ids, mask, labels = mixed_batch("prop")
-    model.train()
-    model(input_ids=ids, attention_mask=mask, labels=labels).loss.backward()
-    adapted = model.logit_scale.item()
-    assert adapted != pytest.approx(2**0.5 * torch.log(torch.tensor(73.0)).item())
-    model.eval()
+    model.logit_scale.fill_(11.25)
     model.save_pretrained(tmp_path)
-    reloaded = SymbolInvForConditionalGeneration.from_pretrained(tmp_path)
-    assert reloaded.logit_scale.item() == pytest.approx(adapted)
+    reloaded = SymbolInvForConditionalGeneration.from_pretrained(tmp_path).eval()
+    assert reloaded.logit_scale.item() == pytest.approx(11.25)
     with torch.no_grad():
         torch.testing.assert_close(reloaded(input_ids=ids, attention_mask=mask, labels=labels).logits,
                                    model(input_ids=ids, attention_mask=mask, labels=labels).logits)
@@ -420,7 +435,8 @@ def test_saved_folder_loads_without_the_package_and_runs_the_pipeline(tmp_path) 
     assert local("&aXb", max_new_tokens=8)[0]["generated_text"] == expected
     script = textwrap.dedent(f"""
         import sys
-        sys.path = [p for p in sys.path if p not in ('', {os.getcwd()!r})]
+        # As on a machine without the package: even an installed copy cannot be imported.
+        sys.modules["hf_symbolinv"] = None
         try:
             import hf_symbolinv
             raise SystemExit("hf_symbolinv must not be importable here")

@@ -1,0 +1,398 @@
+"""Evaluation as in the papers: semantic correctness by the checkers, exact match, invalid and unknown
+answers, top-N accuracy, alpha-covariance per symbol count, heatmaps over (symbols × length), and
+the copy task's edit distance.
+
+Judging is plain logic (``hf_symbolinv.logic``); generation takes any model of the family.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from . import logic
+from .copy_task import edit_distance
+
+TASKS = ("ltl", "prop", "copy")
+
+
+# ---------------------------------------------------------------------------------------------------
+# Judging one answer
+# ---------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Judgement:
+    """The verdict on one predicted answer."""
+
+    correct: bool
+    exact: bool
+    invalid: bool = False
+    unknown: bool = False
+    edit_distance: int | None = None
+
+
+def judge(task: str, source: str, prediction: str, reference: str | None = None,
+          timeout: float | None = 10.0) -> Judgement:
+    """Judge ``prediction`` for the input ``source`` (``reference``: the dataset's answer, for ``exact``).
+
+    ltl: correct iff every word of the predicted lasso satisfies the formula (exact checker);
+    prop: correct iff the partial assignment makes the formula true whatever the other symbols;
+    copy: correct iff the prediction equals the input.
+    """
+    if task == "copy":
+        distance = edit_distance(prediction, source)
+        return Judgement(correct=distance == 0, exact=distance == 0, edit_distance=distance)
+    try:
+        if task == "ltl":
+            trace = logic.parse_trace(prediction)
+            verdict = logic.check_ltl(source, trace, timeout=timeout)
+            if verdict is logic.Verdict.UNKNOWN:
+                return Judgement(correct=False, exact=False, unknown=True)
+            exact = reference is not None and logic.traces_equal_up_to_commutativity(trace, reference)
+            return Judgement(correct=bool(verdict), exact=exact)
+        if task == "prop":
+            assignment = logic.parse_assignment(prediction)
+            correct = logic.check_assignment(source, assignment)
+            exact = reference is not None and assignment == logic.parse_assignment(reference)
+            return Judgement(correct=correct, exact=exact)
+    except (logic.LogicSyntaxError, ValueError):
+        return Judgement(correct=False, exact=False, invalid=True)
+    raise ValueError(f"unknown task {task!r}; choose one of {TASKS}")
+
+
+def input_size(task: str, source: str) -> int:
+    """The heatmap's length axis: formula size for the logic tasks, string length for copy."""
+    if task == "copy":
+        return len(source)
+    return logic.formula_size(source, kind=task)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Generating answers
+# ---------------------------------------------------------------------------------------------------
+@torch.no_grad()
+def generate_answers(
+    model: Any,
+    tokenizer: Any,
+    sources: Sequence[str],
+    num_beams: int = 3,
+    num_return_sequences: int = 1,
+    batch_size: int = 64,
+    max_new_tokens: int = 128,
+    progress: bool = True,
+) -> list[list[str]]:
+    """``num_return_sequences`` answers per input, decoded in the input's own symbol names.
+
+    Inputs are batched by length (less padding); answers come back in input order.
+    """
+    from tqdm.auto import tqdm
+
+    model.eval()
+    device = next(model.parameters()).device
+    order = sorted(range(len(sources)), key=lambda i: len(sources[i]))
+    answers: list[list[str]] = [[] for _ in sources]
+    beams = max(num_beams, num_return_sequences)
+    batches = [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
+    for batch in tqdm(batches, desc="generating", unit="batch", disable=not progress):
+        encoded = tokenizer([sources[i] for i in batch], padding=True, return_tensors="pt",
+                            return_symbol_names=True)
+        names = encoded.pop("symbol_names")
+        encoded = {key: value.to(device) for key, value in encoded.items()}
+        output = model.generate(**encoded, num_beams=beams, num_return_sequences=num_return_sequences,
+                                max_new_tokens=max_new_tokens, do_sample=False)
+        rows = output.tolist()
+        for position, index in enumerate(batch):
+            start = position * num_return_sequences
+            answers[index] = [
+                tokenizer.decode(row, skip_special_tokens=True, symbol_names=names[position])
+                for row in rows[start : start + num_return_sequences]
+            ]
+    return answers
+
+
+# ---------------------------------------------------------------------------------------------------
+# Alpha-covariance (paper Eq. 2)
+# ---------------------------------------------------------------------------------------------------
+def alpha_covariance(undone: Sequence[Any]) -> float:
+    """For n renamed variants of one input, with U the distinct answers once each variant's
+    renaming is undone: 1 − (|U| − 1) / (n − 1). 1 means every renaming gave the same answer."""
+    n = len(undone)
+    if n < 2:
+        raise ValueError("alpha-covariance needs at least two renamed variants")
+    return 1.0 - (len(set(undone)) - 1) / (n - 1)
+
+
+def slot_renamings(used: Sequence[int], pool: Sequence[int], max_variants: int,
+                   rng: random.Random) -> list[dict[int, int]]:
+    """Distinct injective renamings of the ``used`` slots into ``pool`` (the identity first): all of them
+    when there are at most ``max_variants``, else ``max_variants`` drawn at random."""
+    used = list(used)
+    count = math.perm(len(pool), len(used))
+    identity = {s: s for s in used}
+    if count <= max_variants:
+        from itertools import permutations
+
+        found = [dict(zip(used, image)) for image in permutations(pool, len(used))]
+        found.sort(key=lambda m: m != identity)
+        return found
+    found = [identity]
+    seen = {tuple(identity[s] for s in used)}
+    while len(found) < max_variants:
+        image = tuple(rng.sample(list(pool), len(used)))
+        if image not in seen:
+            seen.add(image)
+            found.append(dict(zip(used, image)))
+    return found
+
+
+def alpha_covariance_of(
+    predict: Callable[[list[list[int]]], list[list[int]]],
+    inputs: Sequence[Sequence[int]],
+    num_base_tokens: int,
+    pool: Sequence[int],
+    max_variants: int = 120,
+    seed: int = 0,
+) -> list[float]:
+    """Alpha-covariance of each input (token ids), renaming its symbol slots into ``pool``.
+
+    ``predict`` maps a list of id sequences to answers (id sequences). Each variant's answer is
+    mapped back with the inverse of that variant's own renaming, so the measure is exactly Eq. 2
+    whatever the model does (a non-invariant model scores below 1).
+    """
+    rng = random.Random(seed)
+    jobs: list[tuple[int, dict[int, int]]] = []
+    for index, ids in enumerate(inputs):
+        used = sorted({t - num_base_tokens for t in ids if t >= num_base_tokens})
+        for mapping in slot_renamings(used, pool, max_variants, rng):
+            jobs.append((index, mapping))
+    renamed = [
+        [num_base_tokens + mapping.get(t - num_base_tokens, t - num_base_tokens) if t >= num_base_tokens else t
+         for t in inputs[index]]
+        for index, mapping in jobs
+    ]
+    answers = predict(renamed)
+    undone: dict[int, list[tuple[int, ...]]] = defaultdict(list)
+    for (index, mapping), answer in zip(jobs, answers, strict=True):
+        inverse = {new: old for old, new in mapping.items()}
+        undone[index].append(tuple(
+            num_base_tokens + inverse.get(t - num_base_tokens, -1 - t) if t >= num_base_tokens else t
+            for t in answer
+        ))
+    return [alpha_covariance(undone[i]) if len(undone[i]) > 1 else 1.0 for i in range(len(inputs))]
+
+
+def model_predictor(model: Any, num_beams: int = 3, batch_size: int = 64, max_new_tokens: int = 128,
+                    pad_token_id: int = 0, eos_token_id: int = 1) -> Callable[[list[list[int]]], list[list[int]]]:
+    """``predict`` for :func:`alpha_covariance_of`: greedy or beam answers of a model, as id lists
+    cut at the first EOS."""
+    device = next(model.parameters()).device
+
+    @torch.no_grad()
+    def predict(inputs: list[list[int]]) -> list[list[int]]:
+        model.eval()
+        out: list[list[int]] = []
+        for start in range(0, len(inputs), batch_size):
+            chunk = inputs[start : start + batch_size]
+            longest = max(len(x) for x in chunk)
+            ids = torch.full((len(chunk), longest), pad_token_id, dtype=torch.long)
+            mask = torch.zeros_like(ids)
+            for row, x in enumerate(chunk):
+                ids[row, : len(x)] = torch.tensor(x)
+                mask[row, : len(x)] = 1
+            generated = model.generate(input_ids=ids.to(device), attention_mask=mask.to(device),
+                                       num_beams=num_beams, max_new_tokens=max_new_tokens, do_sample=False)
+            for row in generated.tolist():
+                answer = row[1:]
+                if eos_token_id in answer:
+                    answer = answer[: answer.index(eos_token_id)]
+                out.append(answer)
+        return out
+
+    return predict
+
+
+# ---------------------------------------------------------------------------------------------------
+# Whole-dataset evaluation
+# ---------------------------------------------------------------------------------------------------
+@dataclass
+class EvaluationReport:
+    task: str
+    count: int
+    correct: float
+    exact: float
+    invalid: float
+    unknown: float
+    top_n: dict[int, float] = field(default_factory=dict)
+    mean_edit_distance: float | None = None
+    alpha_covariance: dict[int, float] = field(default_factory=dict)
+    heatmap: dict[str, dict[str, float]] = field(default_factory=dict)  # symbols -> size -> accuracy
+    heatmap_counts: dict[str, dict[str, int]] = field(default_factory=dict)
+    by_symbols: dict[int, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+    def summary_lines(self) -> list[str]:
+        lines = [f"task {self.task}: {self.count} samples",
+                 f"  correct  {100 * self.correct:6.2f}%   exact {100 * self.exact:6.2f}%   "
+                 f"invalid {100 * self.invalid:5.2f}%   unknown {100 * self.unknown:5.2f}%"]
+        for n, value in sorted(self.top_n.items()):
+            lines.append(f"  top-{n} correct {100 * value:6.2f}%")
+        if self.mean_edit_distance is not None:
+            lines.append(f"  mean edit distance {self.mean_edit_distance:.3f}")
+        for k, value in sorted(self.by_symbols.items()):
+            lines.append(f"  {k:2d} symbols: correct {100 * value:6.2f}%")
+        for k, value in sorted(self.alpha_covariance.items()):
+            lines.append(f"  alpha-covariance, {k} symbols: {100 * value:6.2f}%")
+        return lines
+
+
+def evaluate_answers(task: str, sources: Sequence[str], answers: Sequence[Sequence[str]],
+                     references: Sequence[str | None] | None = None,
+                     num_symbols: Sequence[int] | None = None, sizes: Sequence[int] | None = None,
+                     timeout: float | None = 10.0) -> EvaluationReport:
+    """Metrics of already generated answers (the first answer of each input is its prediction)."""
+    if task not in TASKS:
+        raise ValueError(f"unknown task {task!r}; choose one of {TASKS}")
+    if len(answers) != len(sources) or not sources:
+        raise ValueError(f"need one list of answers per input (>0 inputs), got {len(answers)} for {len(sources)}")
+    references = list(references) if references is not None else [None] * len(sources)
+    totals = defaultdict(int)
+    top_n_hits = defaultdict(int)
+    cells: dict[tuple[int, int], list[int]] = defaultdict(lambda: [0, 0])
+    per_symbols: dict[int, list[int]] = defaultdict(lambda: [0, 0])
+    distances = []
+    width = max(len(a) for a in answers)
+    for i, (source, candidates) in enumerate(zip(sources, answers)):
+        judgements = [judge(task, source, a, references[i], timeout) for a in candidates] or [
+            Judgement(correct=False, exact=False, invalid=True)]
+        first = judgements[0]
+        totals["correct"] += first.correct
+        totals["exact"] += first.exact
+        totals["invalid"] += first.invalid
+        totals["unknown"] += first.unknown
+        if first.edit_distance is not None:
+            distances.append(first.edit_distance)
+        for n in range(2, width + 1):
+            top_n_hits[n] += any(j.correct for j in judgements[:n])
+        k = num_symbols[i] if num_symbols is not None else len(_symbol_names(task, source))
+        size = sizes[i] if sizes is not None else input_size(task, source)
+        cells[(k, size)][0] += first.correct
+        cells[(k, size)][1] += 1
+        per_symbols[k][0] += first.correct
+        per_symbols[k][1] += 1
+    count = len(sources)
+    heatmap: dict[str, dict[str, float]] = defaultdict(dict)
+    heatmap_counts: dict[str, dict[str, int]] = defaultdict(dict)
+    for (k, size), (hits, n) in sorted(cells.items()):
+        heatmap[str(k)][str(size)] = hits / n
+        heatmap_counts[str(k)][str(size)] = n
+    return EvaluationReport(
+        task=task, count=count, correct=totals["correct"] / count, exact=totals["exact"] / count,
+        invalid=totals["invalid"] / count, unknown=totals["unknown"] / count,
+        top_n={n: hits / count for n, hits in top_n_hits.items()},
+        mean_edit_distance=sum(distances) / len(distances) if distances else None,
+        heatmap=dict(heatmap), heatmap_counts=dict(heatmap_counts),
+        by_symbols={k: hits / n for k, (hits, n) in sorted(per_symbols.items())},
+    )
+
+
+def _symbol_names(task: str, source: str) -> list[str]:
+    if task == "copy":
+        return sorted(set(source))
+    return logic.symbols_of(source, kind=task)
+
+
+def evaluate_model(
+    model: Any,
+    tokenizer: Any,
+    task: str,
+    sources: Sequence[str],
+    references: Sequence[str] | None = None,
+    num_symbols: Sequence[int] | None = None,
+    sizes: Sequence[int] | None = None,
+    num_beams: int = 3,
+    top_n: int = 1,
+    batch_size: int = 64,
+    max_new_tokens: int = 128,
+    alpha_symbol_counts: Iterable[int] = (3, 4, 5),
+    alpha_pool: int = 5,
+    max_perm: int = 120,
+    alpha_samples: int = 100,
+    seed: int = 0,
+    progress: bool = True,
+) -> EvaluationReport:
+    """Generate and judge answers for ``sources``; alpha-covariance on up to ``alpha_samples`` inputs
+    per symbol count, renaming their symbols into the first ``alpha_pool`` slots."""
+    answers = generate_answers(model, tokenizer, sources, num_beams=num_beams,
+                               num_return_sequences=max(1, top_n), batch_size=batch_size,
+                               max_new_tokens=max_new_tokens, progress=progress)
+    report = evaluate_answers(task, sources, answers, references, num_symbols, sizes)
+    num_base = model.config.num_base_tokens
+    predict = model_predictor(model, num_beams=num_beams, batch_size=batch_size, max_new_tokens=max_new_tokens)
+    counts = num_symbols if num_symbols is not None else [len(_symbol_names(task, s)) for s in sources]
+    for k in alpha_symbol_counts:
+        if k > alpha_pool:
+            continue
+        chosen = [s for s, c in zip(sources, counts) if c == k][:alpha_samples]
+        if not chosen:
+            continue
+        ids = [tokenizer(s)["input_ids"] for s in chosen]
+        values = alpha_covariance_of(predict, ids, num_base, list(range(alpha_pool)), max_perm, seed)
+        report.alpha_covariance[k] = sum(values) / len(values)
+    return report
+
+
+# ---------------------------------------------------------------------------------------------------
+# Heatmaps
+# ---------------------------------------------------------------------------------------------------
+def save_heatmap(report: EvaluationReport, json_path: str | Path, png_path: str | Path | None = None,
+                 title: str | None = None) -> None:
+    """Write the heatmap (accuracy per symbol count and size) as JSON and, optionally, as a PNG plot."""
+    data = {"task": report.task, "accuracy": report.heatmap, "counts": report.heatmap_counts}
+    _atomic_write(Path(json_path), json.dumps(data, indent=1).encode())
+    if png_path is None:
+        return
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    symbol_counts = sorted(int(k) for k in report.heatmap)
+    sizes = sorted({int(s) for row in report.heatmap.values() for s in row})
+    grid = np.full((len(symbol_counts), len(sizes)), np.nan)
+    for i, k in enumerate(symbol_counts):
+        for j, s in enumerate(sizes):
+            value = report.heatmap[str(k)].get(str(s))
+            if value is not None:
+                grid[i, j] = 100 * value
+    fig, ax = plt.subplots(figsize=(max(6, len(sizes) * 0.22), max(3, len(symbol_counts) * 0.4)))
+    image = ax.imshow(grid, aspect="auto", origin="lower", cmap="viridis", vmin=0, vmax=100)
+    ax.set_xticks(range(len(sizes)), [str(s) for s in sizes], fontsize=6)
+    ax.set_yticks(range(len(symbol_counts)), [str(k) for k in symbol_counts])
+    ax.set_xlabel("string length" if report.task == "copy" else "formula size")
+    ax.set_ylabel("distinct symbols")
+    ax.set_title(title or f"{report.task}: accuracy (%)")
+    fig.colorbar(image, ax=ax)
+    fig.tight_layout()
+    png_path = Path(png_path)
+    temporary = png_path.with_name(f".{png_path.name}.tmp.png")
+    fig.savefig(temporary, dpi=120)
+    plt.close(fig)
+    os.replace(temporary, png_path)
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.tmp")
+    temporary.write_bytes(data)
+    os.replace(temporary, path)
