@@ -12,6 +12,8 @@ import string
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from .metrics import alpha_covariance, edit_distance
+
 #: Every name a copy example may use: the papers' symbols are the lowercase letters.
 LETTERS = string.ascii_lowercase
 
@@ -76,19 +78,6 @@ def grid_copy_strings(
 # ---------------------------------------------------------------------------------------------------
 # Metrics
 # ---------------------------------------------------------------------------------------------------
-def edit_distance(a: Sequence[object], b: Sequence[object]) -> int:
-    """Levenshtein distance (insertions, deletions and substitutions all cost 1)."""
-    if len(a) < len(b):
-        a, b = b, a
-    previous = list(range(len(b) + 1))
-    for i, x in enumerate(a, 1):
-        current = [i]
-        for j, y in enumerate(b, 1):
-            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (x != y)))
-        previous = current
-    return previous[-1]
-
-
 def exact_match(predictions: Sequence[str], references: Sequence[str]) -> float:
     """Share of predictions equal to their reference."""
     _check_same_length(predictions, references)
@@ -147,15 +136,6 @@ def sample_renamings(
     return renamings
 
 
-def alpha_covariance(undone: Sequence[str]) -> float:
-    """Paper Eq. 2: with U the distinct predictions after undoing each renaming,
-    1 - (|U| - 1) / (n - 1); 1 means every renaming gave the same answer."""
-    n = len(undone)
-    if n < 2:
-        raise ValueError("alpha-covariance needs at least two renamed variants")
-    return 1.0 - (len(set(undone)) - 1) / (n - 1)
-
-
 def mean_alpha_covariance(
     predict: Callable[[list[str]], list[str]],
     texts: Sequence[str],
@@ -188,8 +168,6 @@ def mean_alpha_covariance(
 __all__ = [
     "LETTERS",
     "CopySpec",
-    "alpha_covariance",
-    "edit_distance",
     "exact_match",
     "grid_copy_strings",
     "mean_alpha_covariance",

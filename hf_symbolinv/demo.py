@@ -9,10 +9,8 @@ saved, reloadable SIT checkpoint with a model card and an accuracy heatmap.
 from __future__ import annotations
 
 import json
-import math
 import os
 import random
-import shutil
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -29,6 +27,7 @@ from .copy_task import (
     mean_edit_distance,
     sample_copy_strings,
 )
+from .files import save_model_folder, write_text_atomic
 
 #: Characters of the training data. Letters have fixed symbol slots (a -> 0 ... e -> 4), so a
 #: baseline with five symbol rows can run exactly these; the SIT never sees another name.
@@ -97,15 +96,6 @@ def build_datasets(settings: DemoSettings, seed: int) -> dict[str, Any]:
             (("train", train), ("eval", held_out), ("more", more))}
 
 
-def tokenize_split(dataset: Any, tokenizer: Any) -> Any:
-    """Input and target are the same string; the tokenizer gives both the same symbol slots."""
-
-    def encode(batch: dict[str, list[str]]) -> dict[str, Any]:
-        return dict(tokenizer(batch["text"], text_target=batch["text"]))
-
-    return dataset.map(encode, batched=True, remove_columns=["text"], desc="tokenizing")
-
-
 # ---------------------------------------------------------------------------------------------------
 # Models and training
 # ---------------------------------------------------------------------------------------------------
@@ -140,7 +130,9 @@ def train_model(
     workdir: str, name: str,
 ) -> float:
     """Train with ``Seq2SeqTrainer``; returns the wall time in seconds."""
-    from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainer, Seq2SeqTrainingArguments
+    from transformers import Seq2SeqTrainer, Seq2SeqTrainingArguments
+
+    from .training import SymbolInvDataCollator
 
     steps = settings.steps
     args = Seq2SeqTrainingArguments(
@@ -172,7 +164,7 @@ def train_model(
         train_dataset=train_dataset,
         eval_dataset=eval_dataset,
         processing_class=tokenizer,
-        data_collator=DataCollatorForSeq2Seq(tokenizer, model=model),
+        data_collator=SymbolInvDataCollator(tokenizer, model=model),
     )
     start = time.perf_counter()
     trainer.train()
@@ -185,33 +177,14 @@ def train_model(
 def generate_copies(
     model: Any, tokenizer: Any, texts: Sequence[str], batch_size: int = 64, desc: str = "generating"
 ) -> list[str]:
-    """Greedy outputs for ``texts``, in the callers' character names.
+    """Greedy copies of ``texts``, in the callers' character names (raises the model's ValueError
+    when it cannot run an input)."""
+    from .evaluation import generate_answers
 
-    Texts are batched by (distinct characters, length): the SIT's cost follows the largest
-    symbol count in a batch, so grouping keeps batches cheap. Raises the model's ValueError
-    when it cannot run an input (a fixed-embedding model given a symbol it has no row for).
-    """
-    import torch
-    from tqdm.auto import tqdm
-
-    order = sorted(range(len(texts)), key=lambda i: (len(set(texts[i])), len(texts[i])))
-    outputs: list[str] = [""] * len(texts)
-    model.eval()
-    for start in tqdm(range(0, len(order), batch_size), desc=desc, leave=False, unit="batch"):
-        indices = order[start : start + batch_size]
-        batch = [texts[i] for i in indices]
-        encoded = tokenizer(batch, padding=True, return_tensors="pt", return_symbol_names=True)
-        names = encoded.pop("symbol_names")
-        encoded = {key: value.to(model.device) for key, value in encoded.items()}
-        with torch.no_grad():
-            # A copy is as long as its input; the margin lets a wrong, longer answer show as wrong.
-            generated = model.generate(
-                **encoded, max_new_tokens=max(map(len, batch)) + 4, do_sample=False, num_beams=1
-            )
-        decoded = tokenizer.batch_decode(generated, skip_special_tokens=True, symbol_names=names)
-        for i, text in zip(indices, decoded):
-            outputs[i] = text
-    return outputs
+    # A copy is as long as its input; the margin lets a wrong, longer answer show as wrong.
+    answers = generate_answers(model, tokenizer, texts, num_beams=1, batch_size=batch_size,
+                               max_new_tokens=lambda batch: max(map(len, batch)) + 4, desc=desc)
+    return [candidates[0] for candidates in answers]
 
 
 def evaluate_model(
@@ -413,93 +386,16 @@ than it was trained with (up to `max_streams` = {sit["max_streams"]}).
 
 def save_heatmap(grid: dict[str, Any], path: Path) -> None:
     """Accuracy over (distinct characters x length), written atomically as a PNG."""
-    import matplotlib
+    from .evaluation import plot_heatmap
 
-    matplotlib.use("Agg")  # no display needed
-    import matplotlib.pyplot as plt
-    import numpy as np
-    from matplotlib.patches import Rectangle
-
-    values = np.array([[math.nan if v is None else 100 * v for v in row] for row in grid["accuracy"]],
-                      dtype=float)
-    figure, axes = plt.subplots(figsize=(1.0 + 0.7 * len(grid["length"]), 1.2 + 0.45 * len(grid["distinct"])))
-    image = axes.imshow(np.ma.masked_invalid(values), cmap="viridis", vmin=0, vmax=100, origin="lower",
-                        aspect="auto")
-    axes.set_xticks(range(len(grid["length"])), [str(n) for n in grid["length"]])
-    axes.set_yticks(range(len(grid["distinct"])), [str(k) for k in grid["distinct"]])
-    axes.set_xlabel("string length")
-    axes.set_ylabel("distinct characters")
-    axes.set_title(f"SIT copy accuracy (%), {grid['per_cell']} strings per cell\n"
-                   f"trained on <= {TRAIN_SPEC.distinct[1]} characters, length "
-                   f"{TRAIN_SPEC.length[0]}-{TRAIN_SPEC.length[1]}", fontsize=9)
-    for y, row in enumerate(values):
-        for x, value in enumerate(row):
-            if not math.isnan(value):
-                axes.text(x, y, f"{value:.0f}", ha="center", va="center", fontsize=7,
-                          color="black" if value > 60 else "white")
-    # Outline the cells that look like training data, so generalization reads off the picture.
-    (low_n, high_n), (low_k, high_k) = TRAIN_SPEC.length, TRAIN_SPEC.distinct
-    inside_x = [i for i, n in enumerate(grid["length"]) if low_n <= n <= high_n]
-    inside_y = [i for i, k in enumerate(grid["distinct"]) if low_k <= k <= high_k]
-    if inside_x and inside_y:
-        axes.add_patch(Rectangle((inside_x[0] - 0.5, inside_y[0] - 0.5), inside_x[-1] - inside_x[0] + 1,
-                                 inside_y[-1] - inside_y[0] + 1, fill=False, edgecolor="red", linestyle="--",
-                                 linewidth=1.5, label="training range"))
-        axes.legend(loc="upper left", fontsize=7)
-    figure.colorbar(image, ax=axes, label="exact match (%)")
-    figure.tight_layout()
-    try:
-        write_atomic(path, lambda tmp: figure.savefig(tmp, format="png", dpi=120))
-    finally:
-        plt.close(figure)
-
-
-def _default_mode(directory: bool) -> int:
-    """The mode a plain open()/mkdir() would give: mkstemp and mkdtemp make private files instead."""
-    umask = os.umask(0)
-    os.umask(umask)
-    return (0o777 if directory else 0o666) & ~umask
-
-
-def write_atomic(path: Path, write: Callable[[Path], object]) -> None:
-    """Call ``write`` on a temporary sibling of ``path``, then rename it into place."""
-    handle, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(handle)
-    tmp = Path(name)
-    try:
-        write(tmp)
-        os.chmod(tmp, _default_mode(directory=False))
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
-def write_text_atomic(path: Path, text: str) -> None:
-    write_atomic(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
-
-
-def save_model_folder(model: Any, tokenizer: Any, card: str, target: Path) -> None:
-    """Save into a fresh sibling folder, then swap it in, so ``target`` is never half-written."""
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.partial-", dir=target.parent))
-    try:
-        os.chmod(staging, _default_mode(directory=True))
-        model.save_pretrained(staging)
-        tokenizer.save_pretrained(staging)
-        (staging / "README.md").write_text(card, encoding="utf-8")
-        for file in staging.iterdir():  # transformers writes the weights owner-only; the rest is not
-            os.chmod(file, _default_mode(directory=False))
-        old = None
-        if target.exists():
-            # A directory cannot be renamed onto a non-empty one: move the old one aside first.
-            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
-            os.replace(target, old / target.name)
-        os.replace(staging, target)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+    plot_heatmap(
+        path, grid["accuracy"], grid["distinct"], grid["length"],
+        title=(f"SIT copy accuracy (%), {grid['per_cell']} strings per cell\n"
+               f"trained on <= {TRAIN_SPEC.distinct[1]} characters, length "
+               f"{TRAIN_SPEC.length[0]}-{TRAIN_SPEC.length[1]}"),
+        xlabel="string length", ylabel="distinct characters",
+        training_box=(TRAIN_SPEC.distinct, TRAIN_SPEC.length),
+    )
 
 
 def check_reload(folder: Path, expected: dict[str, str]) -> dict[str, Any]:
@@ -553,6 +449,7 @@ def _run_demo(
 
     hf_symbolinv.register()
     from .tokenization_symbolinv import SymbolInvTokenizer
+    from .training import tokenize_dataset
 
     started = time.perf_counter()
     settings = QUICK if quick else DEFAULT
@@ -567,8 +464,9 @@ def _run_demo(
         f"{TRAIN_SPEC.length[0]}-{TRAIN_SPEC.length[1]}, <= {TRAIN_SPEC.distinct[1]} distinct characters.")
     datasets = build_datasets(settings, seed)
     tokenizer = SymbolInvTokenizer.from_preset("copy")
-    train_set = tokenize_split(datasets["train"], tokenizer)
-    eval_set = tokenize_split(datasets["eval"], tokenizer)
+    # Input and target are the same string; the tokenizer gives both the same symbol slots.
+    train_set = tokenize_dataset(datasets["train"], tokenizer, "text", "text")
+    eval_set = tokenize_dataset(datasets["eval"], tokenizer, "text", "text")
     models = build_models(settings, seed)
 
     results: dict[str, Any] = {"seed": seed, "settings": asdict(settings), "models": {}}
@@ -594,7 +492,7 @@ def _run_demo(
     probe_outputs = generate_copies(models["sit"], tokenizer, PROBES, desc="probes")
     results["probe_outputs"] = dict(zip(PROBES, probe_outputs))
     folder, heatmap, summary = output / "sit", output / "heatmap.png", output / "results.json"
-    save_model_folder(models["sit"], tokenizer, model_card(results), folder)
+    save_model_folder(models["sit"], tokenizer, folder, card=model_card(results))
     save_heatmap(results["heatmap"], heatmap)
     results["reload"] = check_reload(folder, results["probe_outputs"])
     results["paths"] = {"model": str(folder), "model_card": str(folder / "README.md"),

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import random
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
@@ -20,7 +19,8 @@ from typing import Any
 import torch
 
 from . import logic
-from .copy_task import edit_distance
+from .files import write_atomic, write_text_atomic
+from .metrics import alpha_covariance, edit_distance
 
 TASKS = ("ltl", "prop", "copy")
 
@@ -86,28 +86,37 @@ def generate_answers(
     num_beams: int = 3,
     num_return_sequences: int = 1,
     batch_size: int = 64,
-    max_new_tokens: int = 128,
+    max_new_tokens: int | Callable[[list[str]], int] = 128,
     progress: bool = True,
+    desc: str = "generating",
 ) -> list[list[str]]:
     """``num_return_sequences`` answers per input, decoded in the input's own symbol names.
 
-    Inputs are batched by length (less padding); answers come back in input order.
+    Inputs are batched by (distinct symbols, length): a batch costs as many streams as its input
+    with the most symbols, so grouping keeps batches cheap. Answers come back in input order.
+    ``max_new_tokens`` may be a function of the batch's inputs (a copy is as long as its input).
+    Raises the model's ValueError when it cannot run an input (a fixed-embedding model given a
+    symbol it has no row for).
     """
     from tqdm.auto import tqdm
 
     model.eval()
     device = next(model.parameters()).device
-    order = sorted(range(len(sources)), key=lambda i: len(sources[i]))
+    encoded_all = tokenizer(list(sources))["input_ids"]
+    num_base = tokenizer.num_base_tokens
+    order = sorted(range(len(sources)), key=lambda i: (len({t for t in encoded_all[i] if t >= num_base}),
+                                                       len(encoded_all[i])))
     answers: list[list[str]] = [[] for _ in sources]
     beams = max(num_beams, num_return_sequences)
     batches = [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
-    for batch in tqdm(batches, desc="generating", unit="batch", disable=not progress):
-        encoded = tokenizer([sources[i] for i in batch], padding=True, return_tensors="pt",
-                            return_symbol_names=True)
+    for batch in tqdm(batches, desc=desc, unit="batch", disable=not progress, leave=False):
+        texts = [sources[i] for i in batch]
+        encoded = tokenizer(texts, padding=True, return_tensors="pt", return_symbol_names=True)
         names = encoded.pop("symbol_names")
         encoded = {key: value.to(device) for key, value in encoded.items()}
+        limit = max_new_tokens(texts) if callable(max_new_tokens) else max_new_tokens
         output = model.generate(**encoded, num_beams=beams, num_return_sequences=num_return_sequences,
-                                max_new_tokens=max_new_tokens, do_sample=False)
+                                max_new_tokens=limit, do_sample=False)
         rows = output.tolist()
         for position, index in enumerate(batch):
             start = position * num_return_sequences
@@ -121,15 +130,6 @@ def generate_answers(
 # ---------------------------------------------------------------------------------------------------
 # Alpha-covariance (paper Eq. 2)
 # ---------------------------------------------------------------------------------------------------
-def alpha_covariance(undone: Sequence[Any]) -> float:
-    """For n renamed variants of one input, with U the distinct answers once each variant's
-    renaming is undone: 1 − (|U| − 1) / (n − 1). 1 means every renaming gave the same answer."""
-    n = len(undone)
-    if n < 2:
-        raise ValueError("alpha-covariance needs at least two renamed variants")
-    return 1.0 - (len(set(undone)) - 1) / (n - 1)
-
-
 def slot_renamings(used: Sequence[int], pool: Sequence[int], max_variants: int,
                    rng: random.Random) -> list[dict[int, int]]:
     """Distinct injective renamings of the ``used`` slots into ``pool`` (the identity first): all of them
@@ -354,45 +354,74 @@ def evaluate_model(
 # ---------------------------------------------------------------------------------------------------
 # Heatmaps
 # ---------------------------------------------------------------------------------------------------
-def save_heatmap(report: EvaluationReport, json_path: str | Path, png_path: str | Path | None = None,
-                 title: str | None = None) -> None:
-    """Write the heatmap (accuracy per symbol count and size) as JSON and, optionally, as a PNG plot."""
-    data = {"task": report.task, "accuracy": report.heatmap, "counts": report.heatmap_counts}
-    _atomic_write(Path(json_path), json.dumps(data, indent=1).encode())
-    if png_path is None:
-        return
+def plot_heatmap(
+    path: str | Path,
+    values: Sequence[Sequence[float | None]],
+    row_labels: Sequence[object],
+    column_labels: Sequence[object],
+    title: str,
+    xlabel: str,
+    ylabel: str = "distinct symbols",
+    training_box: tuple[tuple[int, int], tuple[int, int]] | None = None,
+    annotate: bool = True,
+) -> None:
+    """An accuracy heatmap (values in [0, 1], None for empty cells) written atomically as a PNG.
+
+    ``training_box`` = ((low row label, high row label), (low column label, high column label))
+    outlines the cells that look like training data, so generalisation reads off the picture.
+    """
     import matplotlib
 
-    matplotlib.use("Agg")
+    matplotlib.use("Agg")  # no display needed
     import matplotlib.pyplot as plt
     import numpy as np
+    from matplotlib.patches import Rectangle
 
-    symbol_counts = sorted(int(k) for k in report.heatmap)
-    sizes = sorted({int(s) for row in report.heatmap.values() for s in row})
-    grid = np.full((len(symbol_counts), len(sizes)), np.nan)
-    for i, k in enumerate(symbol_counts):
-        for j, s in enumerate(sizes):
-            value = report.heatmap[str(k)].get(str(s))
-            if value is not None:
-                grid[i, j] = 100 * value
-    fig, ax = plt.subplots(figsize=(max(6, len(sizes) * 0.22), max(3, len(symbol_counts) * 0.4)))
-    image = ax.imshow(grid, aspect="auto", origin="lower", cmap="viridis", vmin=0, vmax=100)
-    ax.set_xticks(range(len(sizes)), [str(s) for s in sizes], fontsize=6)
-    ax.set_yticks(range(len(symbol_counts)), [str(k) for k in symbol_counts])
-    ax.set_xlabel("string length" if report.task == "copy" else "formula size")
-    ax.set_ylabel("distinct symbols")
-    ax.set_title(title or f"{report.task}: accuracy (%)")
-    fig.colorbar(image, ax=ax)
-    fig.tight_layout()
-    png_path = Path(png_path)
-    temporary = png_path.with_name(f".{png_path.name}.tmp.png")
-    fig.savefig(temporary, dpi=120)
-    plt.close(fig)
-    os.replace(temporary, png_path)
+    grid = np.array([[math.nan if v is None else 100 * v for v in row] for row in values], dtype=float)
+    figure, axes = plt.subplots(figsize=(1.0 + max(0.25, min(0.7, 14 / max(1, len(column_labels))))
+                                         * len(column_labels), 1.2 + 0.45 * len(row_labels)))
+    image = axes.imshow(np.ma.masked_invalid(grid), cmap="viridis", vmin=0, vmax=100, origin="lower",
+                        aspect="auto")
+    axes.set_xticks(range(len(column_labels)), [str(c) for c in column_labels],
+                    fontsize=7 if len(column_labels) > 20 else None)
+    axes.set_yticks(range(len(row_labels)), [str(r) for r in row_labels])
+    axes.set_xlabel(xlabel)
+    axes.set_ylabel(ylabel)
+    axes.set_title(title, fontsize=9)
+    if annotate and len(column_labels) <= 20:
+        for y, row in enumerate(grid):
+            for x, value in enumerate(row):
+                if not math.isnan(value):
+                    axes.text(x, y, f"{value:.0f}", ha="center", va="center", fontsize=7,
+                              color="black" if value > 60 else "white")
+    if training_box is not None:
+        (low_r, high_r), (low_c, high_c) = training_box
+        inside_x = [i for i, c in enumerate(column_labels) if low_c <= c <= high_c]
+        inside_y = [i for i, r in enumerate(row_labels) if low_r <= r <= high_r]
+        if inside_x and inside_y:
+            axes.add_patch(Rectangle((inside_x[0] - 0.5, inside_y[0] - 0.5), inside_x[-1] - inside_x[0] + 1,
+                                     inside_y[-1] - inside_y[0] + 1, fill=False, edgecolor="red", linestyle="--",
+                                     linewidth=1.5, label="training range"))
+            axes.legend(loc="upper left", fontsize=7)
+    figure.colorbar(image, ax=axes, label="accuracy (%)")
+    figure.tight_layout()
+    try:
+        write_atomic(path, lambda temporary: figure.savefig(temporary, format="png", dpi=120))
+    finally:
+        plt.close(figure)
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.tmp")
-    temporary.write_bytes(data)
-    os.replace(temporary, path)
+def save_heatmap(report: EvaluationReport, json_path: str | Path, png_path: str | Path | None = None,
+                 title: str | None = None,
+                 training_box: tuple[tuple[int, int], tuple[int, int]] | None = None) -> None:
+    """Write the report's heatmap (accuracy per symbol count and size) as JSON and, optionally, a PNG."""
+    data = {"task": report.task, "accuracy": report.heatmap, "counts": report.heatmap_counts}
+    write_text_atomic(json_path, json.dumps(data, indent=1))
+    if png_path is None:
+        return
+    rows = sorted(int(k) for k in report.heatmap)
+    columns = sorted({int(s) for row in report.heatmap.values() for s in row})
+    values = [[report.heatmap[str(k)].get(str(c)) for c in columns] for k in rows]
+    plot_heatmap(png_path, values, rows, columns, title or f"{report.task}: accuracy (%)",
+                 xlabel="string length" if report.task == "copy" else "formula size",
+                 training_box=training_box)

@@ -10,8 +10,6 @@ import pytest
 
 from hf_symbolinv.copy_task import (
     CopySpec,
-    alpha_covariance,
-    edit_distance,
     exact_match,
     mean_alpha_covariance,
     mean_edit_distance,
@@ -20,6 +18,7 @@ from hf_symbolinv.copy_task import (
     sample_copy_strings,
     sample_renamings,
 )
+from hf_symbolinv.metrics import alpha_covariance, edit_distance
 
 
 # ---------------------------------------------------------------------------------------------------
