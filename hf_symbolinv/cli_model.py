@@ -1,0 +1,301 @@
+"""``symbolinv train``, ``symbolinv evaluate`` and ``symbolinv solve``: the model subcommands.
+
+Same pattern as ``cli.py``: ``add_<name>_parser`` declares the arguments, ``run_<name>`` does the
+work and returns an exit status; heavy imports happen inside the handlers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+_Subparsers = Any
+
+TASK_OF_VOCABULARY = {"ltl": "ltl", "prop": "prop", "copy": "copy"}
+
+
+def _field_value(pair: str) -> tuple[str, Any]:
+    field, _, raw = pair.partition("=")
+    if not field or not raw:
+        raise argparse.ArgumentTypeError(f"expected FIELD=VALUE, got {pair!r}")
+    try:
+        return field, json.loads(raw)
+    except json.JSONDecodeError:
+        return field, raw
+
+
+# ---------------------------------------------------------------------------------------------------
+# train
+# ---------------------------------------------------------------------------------------------------
+def add_train_parser(subparsers: _Subparsers) -> None:
+    parser = subparsers.add_parser(
+        "train", help="train a model of the family with the Hugging Face Trainer",
+        description="Train a SIT (or a baseline) on a dataset built by `symbolinv data build`, with "
+                    "Seq2SeqTrainer: AdaCos inside the model, semantic accuracy (checker) at each evaluation, "
+                    "checkpoints that resume. The final model (with tokenizer and model card) goes to OUTPUT/model.",
+    )
+    parser.add_argument("--task", choices=sorted(TASK_OF_VOCABULARY), required=True)
+    parser.add_argument("--preset", required=True, help="e.g. prop-best, ltl-best, prop-vanilla, copy")
+    parser.add_argument("--data", required=True, metavar="DIR",
+                        help="dataset folder with train (and validation) splits")
+    parser.add_argument("--output", required=True, metavar="DIR")
+    parser.add_argument("--embedding-type", choices=["streams", "fixed", "alpha_renaming", "random"],
+                        help="override the preset's embedding (baselines; aggregated attention is dropped for them)")
+    parser.add_argument("--set", dest="overrides", type=_field_value, nargs="*", default=[], metavar="FIELD=VALUE",
+                        help="override config fields, e.g. d_model=32 encoder_layers=2")
+    parser.add_argument("--steps", type=int, default=1000)
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--grad-accum", type=int, default=1)
+    parser.add_argument("--lr", type=float, default=1e-3)
+    parser.add_argument("--warmup-ratio", type=float, default=0.05)
+    parser.add_argument("--eval-steps", type=int, default=None, help="default: steps / 4")
+    parser.add_argument("--eval-samples", type=int, default=256, help="validation samples judged at each evaluation")
+    parser.add_argument("--beam", type=int, default=1, help="beams for the evaluations during training")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--no-resume", action="store_true", help="start afresh even if OUTPUT has checkpoints")
+    parser.set_defaults(handler=run_train)
+
+
+def run_train(args: argparse.Namespace) -> int:
+    import datasets
+    from transformers import Seq2SeqTrainer, Seq2SeqTrainingArguments, set_seed
+
+    from .configuration_symbolinv import SymbolInvConfig
+    from .files import save_model_folder
+    from .model_card import fill_model_card
+    from .modeling_symbolinv import SymbolInvForConditionalGeneration
+    from .tokenization_symbolinv import SymbolInvTokenizer
+    from .training import SymbolInvDataCollator, semantic_metrics, tokenize_dataset
+
+    set_seed(args.seed)
+    overrides = dict(args.overrides)
+    if args.embedding_type is not None:
+        overrides["embedding_type"] = args.embedding_type
+        if args.embedding_type != "streams":
+            codes = SymbolInvConfig.from_preset(args.preset).attention_codes
+            overrides.setdefault("stream_attention", "-".join(c for c in codes if c.endswith("P")))
+    try:
+        config = SymbolInvConfig.from_preset(args.preset, **overrides)
+    except (ValueError, TypeError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    if TASK_OF_VOCABULARY[args.task] != config.vocabulary:
+        print(f"error: preset {args.preset!r} is for the {config.vocabulary!r} vocabulary, not task {args.task!r}",
+              file=sys.stderr)
+        return 2
+    tokenizer = SymbolInvTokenizer.from_preset(config.vocabulary, max_symbols=config.num_symbol_slots)
+    dataset = datasets.load_dataset(args.data)
+    if "train" not in dataset:
+        print(f"error: {args.data} has no train split (splits: {', '.join(dataset)})", file=sys.stderr)
+        return 2
+    eval_name = next((name for name in ("validation", "val", "test") if name in dataset), None)
+    train = tokenize_dataset(dataset["train"], tokenizer)
+    evaluation = None
+    if eval_name is not None:
+        held_out = dataset[eval_name].select(range(min(args.eval_samples, len(dataset[eval_name]))))
+        evaluation = tokenize_dataset(held_out, tokenizer)
+    model = SymbolInvForConditionalGeneration(config)
+    output = Path(args.output)
+    eval_steps = args.eval_steps or max(1, args.steps // 4)
+    training_args = Seq2SeqTrainingArguments(
+        output_dir=str(output / "checkpoints"), max_steps=args.steps, per_device_train_batch_size=args.batch_size,
+        per_device_eval_batch_size=args.batch_size, gradient_accumulation_steps=args.grad_accum,
+        learning_rate=args.lr, weight_decay=0.1, adam_beta2=0.95, lr_scheduler_type="cosine",
+        warmup_steps=args.warmup_ratio, max_grad_norm=1.0,
+        eval_strategy="steps" if evaluation is not None else "no", eval_steps=eval_steps,
+        save_strategy="steps", save_steps=eval_steps, save_total_limit=2, logging_steps=max(1, eval_steps // 5),
+        predict_with_generate=True, generation_num_beams=args.beam, generation_max_length=128,
+        report_to=[], seed=args.seed, data_seed=args.seed, dataloader_pin_memory=False,
+    )
+    trainer = Seq2SeqTrainer(
+        model=model, args=training_args, train_dataset=train, eval_dataset=evaluation, processing_class=tokenizer,
+        data_collator=SymbolInvDataCollator(tokenizer, model=model),
+        compute_metrics=semantic_metrics(args.task, tokenizer, held_out["input"], held_out["target"])
+        if evaluation is not None else None,
+    )
+    checkpoints = sorted((output / "checkpoints").glob("checkpoint-*")) if not args.no_resume else []
+    trainer.train(resume_from_checkpoint=True if checkpoints else None)
+    metrics = trainer.evaluate() if evaluation is not None else {}
+    report = None
+    if "eval_correct" in metrics:
+        report = {"count": len(evaluation), "correct": metrics["eval_correct"], "exact": metrics["eval_exact"],
+                  "invalid": metrics["eval_invalid"], "unknown": 0.0}
+        if "eval_edit_distance" in metrics:
+            report["mean_edit_distance"] = metrics["eval_edit_distance"]
+    card = fill_model_card(
+        config, args.task, model_ref=str(output / "model"), preset=args.preset,
+        training_data=f"`{args.data}` (train split, {len(train):,} samples); {args.steps} steps of batch "
+                      f"{args.batch_size} x {args.grad_accum}, AdamW lr {args.lr}, cosine schedule.",
+        report=report, split=eval_name or "test", parameters=sum(p.numel() for p in model.parameters()),
+    )
+    save_model_folder(model, tokenizer, output / "model", card=card)
+    print(f"saved the model to {output / 'model'}" + (f"; {eval_name}: correct {100 * report['correct']:.2f}%"
+                                                       if report else ""))
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------------
+# evaluate
+# ---------------------------------------------------------------------------------------------------
+def add_evaluate_parser(subparsers: _Subparsers) -> None:
+    parser = subparsers.add_parser(
+        "evaluate", help="evaluate a model as the papers do",
+        description="Correct (checker), exact, invalid, unknown, top-N, alpha-covariance per symbol count, a heatmap "
+                    "over (symbols x size) as JSON and PNG, and mean edit distance for the copy task.",
+    )
+    parser.add_argument("model", metavar="MODEL", help="a saved model folder (or a training OUTPUT with model/)")
+    parser.add_argument("--data", required=True, metavar="DIR")
+    parser.add_argument("--split", default="test")
+    parser.add_argument("--beam", type=int, default=3)
+    parser.add_argument("--top-n", type=int, default=1)
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--limit", type=int, default=None, help="evaluate the first N samples only")
+    parser.add_argument("--alpha-symbols", type=int, nargs="*", default=[3, 4, 5],
+                        help="symbol counts for alpha-covariance (default 3 4 5)")
+    parser.add_argument("--alpha-pool", type=int, default=5, help="rename into the first K symbols (default 5)")
+    parser.add_argument("--max-perm", type=int, default=120, help="renamed variants per input (default 120)")
+    parser.add_argument("--alpha-samples", type=int, default=100, help="inputs per symbol count (default 100)")
+    parser.add_argument("--draws", type=int, default=10,
+                        help="random-embedding models: evaluate the median-loss draw of this many (default 10)")
+    parser.add_argument("--report", default=None, metavar="FILE", help="JSON report (default: MODEL/eval-SPLIT.json)")
+    parser.add_argument("--heatmap", default=None, metavar="PNG", help="default: MODEL/heatmap-SPLIT.png")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.set_defaults(handler=run_evaluate)
+
+
+def _resolve_model(path: str) -> Path:
+    folder = Path(path)
+    if (folder / "model" / "config.json").exists():
+        return folder / "model"
+    if not (folder / "config.json").exists():
+        raise SystemExit(f"error: {path} holds no saved model (no config.json)")
+    return folder
+
+
+def load_model(path: str) -> tuple[Any, Any, Path]:
+    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+    folder = _resolve_model(path)
+    return AutoModelForSeq2SeqLM.from_pretrained(folder).eval(), AutoTokenizer.from_pretrained(folder), folder
+
+
+def median_loss_draw(model: Any, tokenizer: Any, sources: list[str], targets: list[str], draws: int,
+                     seed: int) -> float:
+    """Random-embedding models: keep the draw of β whose loss on the data is the median of ``draws``."""
+    import torch
+
+    from .training import SymbolInvDataCollator
+
+    collator = SymbolInvDataCollator(tokenizer, model=model)
+    features = [tokenizer(s, text_target=t) for s, t in zip(sources[:256], targets[:256])]
+    batch = collator(features)
+    losses = []
+    for draw in range(draws):
+        generator = torch.Generator().manual_seed(seed * 1000 + draw)
+        model.resample_random_embeddings(generator)
+        with torch.no_grad():
+            losses.append((model(**batch).loss.item(), draw))
+    median_loss, chosen = sorted(losses)[(len(losses) - 1) // 2]
+    model.resample_random_embeddings(torch.Generator().manual_seed(seed * 1000 + chosen))
+    return median_loss
+
+
+def run_evaluate(args: argparse.Namespace) -> int:
+    import datasets
+
+    from .evaluation import evaluate_model, save_heatmap
+    from .files import write_text_atomic
+
+    model, tokenizer, folder = load_model(args.model)
+    task = TASK_OF_VOCABULARY[model.config.vocabulary]
+    dataset = datasets.load_dataset(args.data)
+    if args.split not in dataset:
+        print(f"error: {args.data} has no split {args.split!r} (splits: {', '.join(dataset)})", file=sys.stderr)
+        return 2
+    split = dataset[args.split]
+    if args.limit is not None:
+        split = split.select(range(min(args.limit, len(split))))
+    sources, targets = list(split["input"]), list(split["target"])
+    if model.config.embedding_type == "random":
+        loss = median_loss_draw(model, tokenizer, sources, targets, args.draws, args.seed)
+        print(f"random embeddings: using the median-loss draw of {args.draws} (loss {loss:.4f})")
+    columns = split.column_names
+    report = evaluate_model(
+        model, tokenizer, task, sources, targets,
+        num_symbols=list(split["num_symbols"]) if "num_symbols" in columns else None,
+        sizes=list(split["size"]) if "size" in columns else None,
+        num_beams=args.beam, top_n=args.top_n, batch_size=args.batch_size,
+        alpha_symbol_counts=args.alpha_symbols, alpha_pool=args.alpha_pool, max_perm=args.max_perm,
+        alpha_samples=args.alpha_samples, seed=args.seed,
+    )
+    print("\n".join(report.summary_lines()))
+    report_path = Path(args.report) if args.report else folder / f"eval-{args.split}.json"
+    heatmap_path = Path(args.heatmap) if args.heatmap else folder / f"heatmap-{args.split}.png"
+    write_text_atomic(report_path, json.dumps(report.to_dict(), indent=1, default=str))
+    save_heatmap(report, report_path.with_name(report_path.stem + "-heatmap.json"), heatmap_path)
+    print(f"report: {report_path}\nheatmap: {heatmap_path}")
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------------
+# solve
+# ---------------------------------------------------------------------------------------------------
+def add_solve_parser(subparsers: _Subparsers) -> None:
+    parser = subparsers.add_parser(
+        "solve", help="ask a model for an answer and check it",
+        description="Print the model's answer to one input (any symbol names), the checker's verdict and, for "
+                    "LTL, the trace in readable infix.",
+    )
+    parser.add_argument("model", metavar="MODEL")
+    parser.add_argument("text", metavar="INPUT", help="e.g. '&aXb' or '& req X grant' (Polish notation)")
+    parser.add_argument("--beam", type=int, default=3)
+    parser.add_argument("--top-n", type=int, default=1)
+    parser.add_argument("--symbols", default=None, metavar="REGEX", help="which names are symbols")
+    parser.set_defaults(handler=run_solve)
+
+
+def run_solve(args: argparse.Namespace) -> int:
+    from transformers import pipeline
+
+    from . import logic
+    from .evaluation import judge
+    from .symbols import SymbolRule
+
+    model, tokenizer, _ = load_model(args.model)
+    task = TASK_OF_VOCABULARY[model.config.vocabulary]
+    pipe = pipeline("symbolic-generation", model=model, tokenizer=tokenizer)
+    try:
+        answers = pipe(args.text, symbols=args.symbols, num_beams=max(args.beam, args.top_n),
+                       num_return_sequences=args.top_n)
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    symbols = SymbolRule(pattern=args.symbols) if args.symbols else None
+    for rank, answer in enumerate(answers, 1):
+        text = answer["generated_text"]
+        verdict = judge(task, _as_logic(args.text, task, symbols), _as_logic(text, task, symbols, answer=True))
+        state = "invalid" if verdict.invalid else "unknown" if verdict.unknown else (
+            "correct" if verdict.correct else "incorrect")
+        print(f"{rank}. {text}    [{state}]")
+        if task == "ltl" and not verdict.invalid:
+            print(f"   trace: {logic.format_trace(logic.parse_trace(text, symbols=symbols), 'infix')}")
+    return 0
+
+
+def _as_logic(text: str, task: str, symbols: Any, answer: bool = False) -> str:
+    """Re-print with the logic engine so that multi-character names parse the same way."""
+    if task == "copy" or symbols is None:
+        return text
+    from . import logic
+
+    try:
+        if task == "ltl":
+            return logic.format_trace(logic.parse_trace(text, symbols=symbols)) if answer else logic.format_ltl(
+                logic.parse_ltl(text, symbols=symbols))
+        return logic.format_assignment(logic.parse_assignment(text, symbols=symbols)) if answer else logic.format_prop(
+            logic.parse_prop(text, symbols=symbols))
+    except logic.LogicSyntaxError:
+        return text
