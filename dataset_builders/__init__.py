@@ -1,0 +1,105 @@
+"""Builders of the benchmark datasets of the papers, as Hugging Face datasets built locally.
+
+* :mod:`.ltl_random35` (``ltl-*``), :mod:`.prop_random35` (``prop-*``), :mod:`.copy_task`
+  (``copy-*``): one module per family, each with a ``build_*`` function returning a
+  ``datasets.DatasetDict``; :func:`build` dispatches by configuration name.
+* :func:`load_deepltl` reads the original DeepLTL ``train.txt``/``val.txt``/``test.txt`` files.
+* :func:`push_dataset` publishes a built directory to the Hub.
+* :mod:`.common`: the shared machinery (deterministic, parallel, resumable, atomic generation).
+
+Command line: ``symbolinv data build NAME --out DIR`` and ``symbolinv data push DIR REPO_ID``.
+A built directory loads with ``datasets.load_dataset(DIR)``.
+
+This module stays light (the command line lists :data:`CONFIG_NAMES` without importing
+``datasets``); everything else is imported on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from typing import Any
+
+#: Every configuration, by family (checked against the family modules by the tests).
+CONFIG_NAMES: tuple[str, ...] = (
+    "ltl-35", "ltl-35-10sym", "ltl-35-supp", "ltl-35-renamed", "ltl-35-reduced", "ltl-heatmap",
+    "prop-35", "prop-35-10sym", "prop-35-supp", "prop-35-renamed", "prop-35-reduced", "prop-heatmap",
+    "copy-small", "copy-large", "copy-small-grid", "copy-large-grid",
+)
+
+_LAZY = {
+    "build_ltl_random35": ".ltl_random35",
+    "build_prop_random35": ".prop_random35",
+    "build_copy_task": ".copy_task",
+    "push_dataset": ".common",
+    "is_built_dataset": ".common",
+    "DeepLTLFormatError": ".common",
+    "FEATURES": ".common",
+}
+
+__all__ = ["CONFIG_NAMES", "build", "configs", "load_deepltl", *_LAZY]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _family_modules() -> dict[str, Any]:
+    return {
+        "ltl": importlib.import_module(".ltl_random35", __name__),
+        "prop": importlib.import_module(".prop_random35", __name__),
+        "copy": importlib.import_module(".copy_task", __name__),
+    }
+
+
+def configs() -> dict[str, Any]:
+    """Every configuration's :class:`~dataset_builders.common.ConfigSpec`, by name."""
+    out: dict[str, Any] = {}
+    for module in _family_modules().values():
+        out.update(module.CONFIGS)
+    return out
+
+
+def build(name: str, out_dir: str | os.PathLike | None = None, **options: Any) -> Any:
+    """Build configuration ``name`` (one of :data:`CONFIG_NAMES`) and return its ``DatasetDict``;
+    ``options`` are those of the family's builder (``num_samples``, ``num_symbols``, ``max_size``,
+    ``seed``, ``workers``, ``progress``; ``timeout`` for LTL)."""
+    if name not in CONFIG_NAMES:
+        raise ValueError(f"unknown dataset configuration {name!r}; choose one of {', '.join(CONFIG_NAMES)}")
+    modules = _family_modules()
+    family = name.split("-", 1)[0]
+    builder = {"ltl": modules["ltl"].build_ltl_random35, "prop": modules["prop"].build_prop_random35,
+               "copy": modules["copy"].build_copy_task}[family]
+    return builder(name, out_dir, **options)
+
+
+def load_deepltl(path: str | os.PathLike, task: str = "auto", check: bool = False) -> Any:
+    """Read the original DeepLTL files (``train.txt``, ``val.txt``, ``test.txt`` in ``path``; lines
+    alternate input and target) into a ``DatasetDict`` with the builders' features (splits
+    ``train``, ``validation``, ``test``, whichever files exist).
+
+    ``task`` is ``ltl`` (formula and trace), ``prop`` (formula, with ``<->``/``xor`` or ``=``/``^``,
+    and assignment) or ``auto`` (decided by the first target line: a trace has ``;`` or ``{``).
+    Formulas and targets are normalised to the model vocabulary; with ``check`` every target is
+    verified with the checker. A malformed file raises :class:`DeepLTLFormatError` naming the line.
+    """
+    from pathlib import Path
+
+    from .common import DEEPLTL_SPLITS, read_deepltl
+
+    modules = _family_modules()
+    if task == "auto":
+        task = "ltl"
+        for file in DEEPLTL_SPLITS.values():
+            candidate = Path(path) / file
+            if candidate.exists():
+                lines = [line.strip() for line in candidate.read_text().split("\n")[:2]]
+                if len(lines) == 2 and lines[1] and not any(c in lines[1] for c in ";{}"):
+                    task = "prop"
+                break
+    tasks = {"ltl": modules["ltl"].LTL_TASK, "prop": modules["prop"].PROP_TASK}
+    if task not in tasks:
+        raise ValueError(f"task must be 'ltl', 'prop' or 'auto', got {task!r}")
+    return read_deepltl(path, tasks[task], check=check)

@@ -1,0 +1,176 @@
+"""LTLRandom35 (DeepLTL's "ltl-35") and its variants, regenerated with the package's logic engine.
+
+Configurations (defaults in :data:`CONFIGS`):
+
+* ``ltl-35``: 1M formulas of tree size <= 35 over 5 symbols, split 80/10/10; ``ltl-35-10sym`` the
+  same over 10 symbols.
+* ``ltl-35-supp``: ``ltl-35`` plus samples over 0 and 1 symbols in the training split.
+* ``ltl-35-renamed``: ``ltl-35`` with the paper's perturbation (symbols renamed so that they
+  first appear in the trace in the order a, b, c, ...).
+* ``ltl-35-reduced``: ``ltl-35`` with the training split cut to its first 8% (80k of 1M).
+* ``ltl-heatmap``: the evaluation grid, symbol count 0..10 x size 1..50, <= 100 samples per cell,
+  symbols compacted to a, b, ....
+
+Formulas are random trees with Spot's ``randltl`` algorithm and DeepLTL's priorities (false, true,
+not, X, U, and = 1; the others 0) with Spot's trivial identities applied while building; the
+trace is a satisfying symbolic lasso found by the engine's solver (minimised), verified by the
+exact checker (language inclusion) before it is written. Unsatisfiable formulas and time-outs are
+dropped, as in DeepLTL.
+
+Determinism: the samples depend only on the parameters (not on the number of workers): every
+candidate's randomness comes from ``(seed, configuration, index)`` and the solver's caches are
+cleared before each formula, because the engine's result may depend on them. The one exception is
+the solver's time-out, which is wall-clock time: a formula near the limit may time out on a busy
+machine and not on another. The default limit (10 s) is far above what the formulas of these
+configurations take (milliseconds), so in practice nothing times out.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from collections.abc import Callable, Sequence
+
+import datasets
+
+from hf_symbolinv.logic import (
+    Formula,
+    Trace,
+    check_ltl,
+    clear_caches,
+    format_ltl,
+    format_trace,
+    parse_ltl,
+    parse_trace,
+    random_ltl_formula,
+    solve_ltl,
+)
+
+from .common import DEFAULT_TIMEOUT, ConfigSpec, LogicTask, build_logic
+
+__all__ = ["CONFIGS", "LTL_TASK", "build_ltl_random35"]
+
+
+def _draw(rng: random.Random, size: int, names: Sequence[str]) -> Formula:
+    return random_ltl_formula(rng, size, list(names), simplify=True)
+
+
+def _solve(formula: Formula, timeout: float | None) -> tuple[str, Trace | None]:
+    # The engine memoises automata across calls and its lasso can depend on what is memoised:
+    # start from a clean state so that a formula's trace does not depend on the formulas before it.
+    clear_caches()
+    result = solve_ltl(formula, timeout=timeout)
+    return (result.status, result.trace) if result.sat else (result.status, None)
+
+
+def _solve_unminimised(formula: Formula, timeout: float | None) -> tuple[str, Trace | None]:
+    # The engine's lasso minimisation can return a lasso it did not verify when its work budget runs
+    # out mid-step (seen on ~1 in 10,000 size-50 formulas); the lasso before minimisation is sound.
+    clear_caches()
+    result = solve_ltl(formula, timeout=timeout, minimize=False)
+    return (result.status, result.trace) if result.sat else (result.status, None)
+
+
+def _check(formula: Formula, trace: Trace, timeout: float | None) -> str:
+    return check_ltl(formula, trace, timeout=timeout).value
+
+
+def _format_formula(formula: Formula) -> str:
+    return format_ltl(formula)
+
+
+def _parse_formula(text: str) -> Formula:
+    return parse_ltl(text)
+
+
+def _format_trace(trace: Trace) -> str:
+    return format_trace(trace)
+
+
+def _parse_trace(text: str) -> Trace:
+    return parse_trace(text)
+
+
+LTL_TASK = LogicTask(
+    name="ltl",
+    draw=_draw,
+    format_formula=_format_formula,
+    parse_formula=_parse_formula,
+    solve=_solve,
+    check=_check,
+    format_target=_format_trace,
+    parse_target=_parse_trace,
+    drop_reasons=("unsat", "timeout"),
+    min_symbols=0,
+    target_name="trace",
+    fallback=_solve_unminimised,
+)
+
+_ABOUT = """\
+Formulas: random trees drawn with the algorithm of Spot's `randltl` (which DeepLTL used), with
+DeepLTL's priorities false = true = not = X = U = and = 1 (F, G, <->, ->, xor, R, W, M, or = 0),
+the symbol priority equal to the number of symbols, and Spot's trivial identities (`!!f = f`,
+`f & 1 = f`, `X 1 = 1`, `0 U f = f`, ...) applied while building, so the final size may be below
+the drawn one. Target (`target`): a satisfying symbolic lasso in the model vocabulary, e.g.
+`a;&ab;{b}` (steps separated by `;`, the repeating part in braces), found by the package's LTL
+solver (a tableau automaton and an accepting-cycle search, then greedy minimisation of the lasso),
+and verified with the package's exact checker: every concrete word the lasso describes satisfies
+the formula (language inclusion). Where the checker rejects a minimised lasso (the minimiser can
+stop half-way when its work budget runs out), the lasso is found again without minimisation and
+checked again ("fallbacks" below). Unsatisfiable formulas and time-outs are dropped, as DeepLTL
+did."""
+
+CONFIGS: dict[str, ConfigSpec] = {
+    spec.name: spec
+    for spec in (
+        ConfigSpec("ltl-35", "ltl", "base",
+                   "LTLRandom35: LTL formulas of size <= 35 over 5 symbols with a satisfying trace "
+                   "(DeepLTL's ltl-35), split 80/10/10.", 1_000_000, 5, 35),
+        ConfigSpec("ltl-35-10sym", "ltl", "base",
+                   "LTLRandom35 over 10 symbols (the full-vocabulary baseline's data), split 80/10/10.",
+                   1_000_000, 10, 35),
+        ConfigSpec("ltl-35-supp", "ltl", "supp",
+                   "LTLRandom35 with samples over 0 and 1 symbols added to the training split (the paper's "
+                   "App. F, addressing their under-representation).", 1_000_000, 5, 35, base="ltl-35"),
+        ConfigSpec("ltl-35-renamed", "ltl", "renamed",
+                   "LTLRandom35, perturbed: symbols renamed so that their first appearances in the trace are "
+                   "a, b, c, ... (Isik et al., dataset perturbation).", 1_000_000, 5, 35, base="ltl-35"),
+        ConfigSpec("ltl-35-reduced", "ltl", "reduced",
+                   "LTLRandom35 with the training split reduced to its first 80k samples (of 1M).",
+                   1_000_000, 5, 35, base="ltl-35"),
+        ConfigSpec("ltl-heatmap", "ltl", "grid",
+                   "LTL evaluation grid: symbol count 0..10 x formula size 1..50, at most 100 samples per "
+                   "cell, symbols compacted to a, b, c, ....", 100, 10, 50),
+    )
+}
+
+
+def build_ltl_random35(
+    config: str = "ltl-35",
+    out_dir: str | os.PathLike | None = None,
+    *,
+    num_samples: int | None = None,
+    num_symbols: int | None = None,
+    max_size: int | None = None,
+    seed: int = 0,
+    workers: int | None = None,
+    timeout: float | None = DEFAULT_TIMEOUT,
+    progress: bool = True,
+    on_accept: Callable[[int], None] | None = None,
+    chunk_size: int | None = None,
+) -> datasets.DatasetDict:
+    """Build an LTL configuration and return it as a ``DatasetDict``.
+
+    With ``out_dir`` the dataset is also written there (Parquet shards and a dataset card, the
+    layout ``load_dataset(out_dir)`` reads) and an interrupted build resumes where it stopped when
+    rerun with the same parameters. ``num_samples`` is the total before splitting (for
+    ``ltl-heatmap``: the cap per cell); ``workers`` defaults to all cores. ``on_accept`` (called
+    with the count accepted so far) and ``chunk_size`` are hooks for tests.
+    """
+    if config not in CONFIGS:
+        raise ValueError(f"unknown LTL configuration {config!r}; choose one of {', '.join(CONFIGS)}")
+    return build_logic(
+        LTL_TASK, CONFIGS[config], _ABOUT, out_dir, num_samples=num_samples, num_symbols=num_symbols,
+        max_size=max_size, seed=seed, workers=workers, timeout=timeout, on_accept=on_accept,
+        chunk_size=chunk_size, progress=progress,
+    )

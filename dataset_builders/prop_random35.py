@@ -1,0 +1,178 @@
+"""PropRandom35 ("prop-35") and its variants, regenerated with the package's logic engine.
+
+Configurations mirror the LTL ones (:mod:`.ltl_random35`): ``prop-35``, ``prop-35-10sym``,
+``prop-35-supp``, ``prop-35-renamed``, ``prop-35-reduced`` and ``prop-heatmap``.
+
+Formulas are random trees (Spot's ``randltl`` algorithm) with the priorities false = true = not =
+and = or = 1, equiv = xor = 0.5, trivial identities applied while building. The target is a
+*minimal* satisfying partial assignment (no literal can be dropped), sorted by symbol name
+(``a1b0``), verified by the checker (every completion satisfies the formula); unsatisfiable
+formulas and tautologies (valid under the empty assignment) are dropped. There are no samples over
+0 symbols (a constant formula is valid or unsatisfiable), so the ``supp`` variant adds 1-symbol
+samples only and the grid starts at 1 symbol.
+
+The assignment is chosen canonically (:func:`minimal_assignment`) so that it depends on the formula
+alone: the engine's SAT route (py-aiger-sat) returns models that vary with Python's string hashing
+and with its solver cache, hence between worker processes.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from collections.abc import Callable, Sequence
+
+import datasets
+
+from hf_symbolinv.logic import (
+    Assignment,
+    Formula,
+    Not,
+    check_assignment,
+    format_assignment,
+    format_prop,
+    parse_assignment,
+    parse_prop,
+    random_prop_formula,
+    symbols_of,
+)
+
+from .common import ConfigSpec, LogicTask, build_logic
+
+__all__ = ["CONFIGS", "PROP_TASK", "build_prop_random35", "minimal_assignment"]
+
+
+def minimal_assignment(formula: Formula) -> tuple[str, Assignment | None]:
+    """``("sat", assignment)`` with a minimal satisfying partial assignment, ``("valid", {})`` for a
+    tautology or ``("unsat", None)``; a function of the formula alone.
+
+    Like a SAT solver with the usual negative default phase: the first model in the order "false
+    before true" over the symbols in order of first appearance (each step keeps a satisfiable
+    residual), then shrunk by dropping literals in that order while the rest still forces the
+    formula (one pass is enough: if a literal was needed with more literals assigned, it is
+    needed with fewer). Every step is an exact check of the engine's ``check_assignment``.
+    """
+    if check_assignment(formula, {}):
+        return "valid", {}
+    negated = Not(formula)
+    if check_assignment(negated, {}):
+        return "unsat", None
+    names = symbols_of(formula, kind="prop")
+    model: Assignment = {}
+    for name in names:
+        trial = {**model, name: False}
+        # "some completion satisfies the formula" = "not every completion satisfies its negation"
+        model = trial if not check_assignment(negated, trial) else {**model, name: True}
+        if check_assignment(formula, model):
+            break  # the model already forces the formula: the other symbols stay unassigned
+    current = dict(model)
+    for name in names:
+        if name in current:
+            trial = {k: v for k, v in current.items() if k != name}
+            if check_assignment(formula, trial):
+                current = trial
+    return "sat", dict(sorted(current.items()))
+
+
+def _draw(rng: random.Random, size: int, names: Sequence[str]) -> Formula:
+    return random_prop_formula(rng, size, list(names), simplify=True)
+
+
+def _solve(formula: Formula, timeout: float | None) -> tuple[str, Assignment | None]:
+    return minimal_assignment(formula)  # a truth-table search over <= 26 symbols: no time-out needed
+
+
+def _check(formula: Formula, assignment: Assignment, timeout: float | None) -> str:
+    return "holds" if check_assignment(formula, assignment) else "fails"
+
+
+def _format_formula(formula: Formula) -> str:
+    return format_prop(formula)  # the model vocabulary: = for <->, ^ for xor
+
+
+def _parse_formula(text: str) -> Formula:
+    return parse_prop(text)  # also reads the file spellings <-> and xor
+
+
+def _format_assignment(assignment: Assignment) -> str:
+    return format_assignment(assignment)
+
+
+def _parse_assignment(text: str) -> Assignment:
+    return parse_assignment(text)
+
+
+PROP_TASK = LogicTask(
+    name="prop",
+    draw=_draw,
+    format_formula=_format_formula,
+    parse_formula=_parse_formula,
+    solve=_solve,
+    check=_check,
+    format_target=_format_assignment,
+    parse_target=_parse_assignment,
+    drop_reasons=("unsat", "valid"),
+    min_symbols=1,
+    target_name="assignment",
+)
+
+_ABOUT = """\
+Formulas: random trees drawn with the algorithm of Spot's `randltl`, with the priorities
+false = true = not = and = or = 1, equiv = xor = 0.5 (implies = 0), the symbol priority equal to
+the number of symbols, and the trivial identities applied while building (`!!f = f`, `f & 1 = f`,
+`f <-> 1 = f`, ...), so the final size may be below the drawn one. The formula is written in the
+model vocabulary: Polish notation with `=` for <-> and `^` for xor. Target (`target`): a minimal
+satisfying partial assignment sorted by symbol name, e.g. `a1c0` (no literal can be dropped),
+chosen canonically (first model with false before true over the symbols in order of first
+appearance, then literals dropped in that order while the rest forces the formula), verified with
+the package's checker: every completion of the assignment satisfies the formula. Unsatisfiable
+formulas and tautologies (valid under the empty assignment) are dropped. No sample has 0 symbols:
+a constant formula is valid or unsatisfiable."""
+
+CONFIGS: dict[str, ConfigSpec] = {
+    spec.name: spec
+    for spec in (
+        ConfigSpec("prop-35", "prop", "base",
+                   "PropRandom35: propositional formulas of size <= 35 over 5 symbols with a minimal satisfying "
+                   "partial assignment, split 80/10/10.", 1_000_000, 5, 35),
+        ConfigSpec("prop-35-10sym", "prop", "base",
+                   "PropRandom35 over 10 symbols (the full-vocabulary baseline's data), split 80/10/10.",
+                   1_000_000, 10, 35),
+        ConfigSpec("prop-35-supp", "prop", "supp",
+                   "PropRandom35 with 1-symbol samples added to the training split (constant formulas, the "
+                   "0-symbol case, are never samples).", 1_000_000, 5, 35, base="prop-35"),
+        ConfigSpec("prop-35-renamed", "prop", "renamed",
+                   "PropRandom35, perturbed: symbols renamed so that those of the assignment are a, b, c, ... "
+                   "in order, the formula's others following.", 1_000_000, 5, 35, base="prop-35"),
+        ConfigSpec("prop-35-reduced", "prop", "reduced",
+                   "PropRandom35 with the training split reduced to its first 80k samples (of 1M).",
+                   1_000_000, 5, 35, base="prop-35"),
+        ConfigSpec("prop-heatmap", "prop", "grid",
+                   "Propositional evaluation grid: symbol count 1..10 x formula size 1..50, at most 100 samples "
+                   "per cell, symbols compacted to a, b, c, ....", 100, 10, 50),
+    )
+}
+
+
+def build_prop_random35(
+    config: str = "prop-35",
+    out_dir: str | os.PathLike | None = None,
+    *,
+    num_samples: int | None = None,
+    num_symbols: int | None = None,
+    max_size: int | None = None,
+    seed: int = 0,
+    workers: int | None = None,
+    progress: bool = True,
+    on_accept: Callable[[int], None] | None = None,
+    chunk_size: int | None = None,
+) -> datasets.DatasetDict:
+    """Build a propositional configuration and return it as a ``DatasetDict`` (parameters as
+    :func:`~dataset_builders.ltl_random35.build_ltl_random35`; there is no time-out)."""
+    if config not in CONFIGS:
+        raise ValueError(f"unknown propositional configuration {config!r}; choose one of {', '.join(CONFIGS)}")
+    return build_logic(
+        PROP_TASK, CONFIGS[config], _ABOUT, out_dir, num_samples=num_samples, num_symbols=num_symbols,
+        max_size=max_size, seed=seed, workers=workers, timeout=None, on_accept=on_accept,
+        chunk_size=chunk_size, progress=progress,
+    )

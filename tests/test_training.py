@@ -1,0 +1,237 @@
+"""Training (Trainer and Accelerate), resuming, evaluation metrics and the model subcommands."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import datasets
+import pytest
+import torch
+from transformers import AutoModelForSeq2SeqLM, Seq2SeqTrainer, Seq2SeqTrainingArguments
+
+from hf_symbolinv import SymbolInvConfig, SymbolInvForConditionalGeneration, SymbolInvTokenizer, logic
+from hf_symbolinv.cli import main
+from hf_symbolinv.evaluation import (
+    alpha_covariance_of,
+    evaluate_answers,
+    evaluate_model,
+    judge,
+    save_heatmap,
+)
+from hf_symbolinv.training import SymbolInvDataCollator, semantic_metrics, tokenize_dataset
+
+REPO = Path(__file__).resolve().parents[1]
+TINY = ["d_model=32", "encoder_layers=1", "decoder_layers=1", "encoder_attention_heads=4",
+        "decoder_attention_heads=4", "encoder_ffn_dim=64", "decoder_ffn_dim=64", "dropout=0.0",
+        "loss_type=\"cross_entropy\""]
+
+
+def tiny_overrides() -> dict:
+    return {k: json.loads(v) for k, v in (pair.split("=", 1) for pair in TINY)}
+
+
+@pytest.fixture(scope="module")
+def prop_data(tmp_path_factory) -> Path:
+    """A small propositional dataset in the layout `symbolinv data build` writes."""
+    rng = random.Random(0)
+    rows = []
+    while len(rows) < 240:
+        formula = logic.random_prop_formula(rng, (3, 9), 3)
+        result = logic.solve_prop(formula)
+        if result.sat and not result.valid:
+            rows.append({"input": logic.format_prop(formula), "target": logic.format_assignment(result.assignment),
+                         "num_symbols": len(logic.symbols_of(formula, kind="prop")),
+                         "size": logic.formula_size(formula, kind="prop")})
+    folder = tmp_path_factory.mktemp("prop-data")
+    for name, part in (("train", rows[:200]), ("validation", rows[200:220]), ("test", rows[220:])):
+        datasets.Dataset.from_list(part).to_parquet(str(folder / "data" / f"{name}-00000-of-00001.parquet"))
+    return folder
+
+
+def _losses(log_history: list[dict]) -> list[float]:
+    return [entry["loss"] for entry in log_history if "loss" in entry]
+
+
+# --------------------------------------------------------------------------------------------------
+# Trainer
+# --------------------------------------------------------------------------------------------------
+def test_trainer_lowers_the_loss_saves_and_resumes(prop_data: Path, tmp_path: Path) -> None:
+    tokenizer = SymbolInvTokenizer.from_preset("prop")
+    dataset = datasets.load_dataset(str(prop_data))
+    train = tokenize_dataset(dataset["train"], tokenizer)
+    evaluation = tokenize_dataset(dataset["validation"], tokenizer)
+
+    def trainer_for(steps: int) -> Seq2SeqTrainer:
+        torch.manual_seed(0)
+        model = SymbolInvForConditionalGeneration(SymbolInvConfig.from_preset("prop-best", **tiny_overrides()))
+        args = Seq2SeqTrainingArguments(
+            output_dir=str(tmp_path / "run"), max_steps=steps, per_device_train_batch_size=16, learning_rate=3e-3,
+            gradient_accumulation_steps=2, logging_steps=1, save_steps=10, eval_strategy="steps", eval_steps=10,
+            predict_with_generate=True, generation_max_length=12, report_to=[], disable_tqdm=True, seed=0,
+            dataloader_pin_memory=False,
+        )
+        return Seq2SeqTrainer(model=model, args=args, train_dataset=train, eval_dataset=evaluation,
+                              processing_class=tokenizer, data_collator=SymbolInvDataCollator(tokenizer, model=model),
+                              compute_metrics=semantic_metrics("prop", tokenizer, dataset["validation"]["input"],
+                                                               dataset["validation"]["target"]))
+
+    trainer = trainer_for(10)
+    trainer.train()
+    losses = _losses(trainer.state.log_history)
+    assert sum(losses[-3:]) / 3 < sum(losses[:3]) / 3
+    metrics = [entry for entry in trainer.state.log_history if "eval_correct" in entry]
+    assert metrics and 0.0 <= metrics[-1]["eval_correct"] <= 1.0  # the checker ran on generated answers
+    checkpoint = tmp_path / "run" / "checkpoint-10"
+    reloaded = AutoModelForSeq2SeqLM.from_pretrained(checkpoint)
+    batch = SymbolInvDataCollator(tokenizer, model=reloaded)([train[i] for i in range(4)])
+    reloaded.eval()
+    trainer.model.eval()
+    with torch.no_grad():
+        torch.testing.assert_close(reloaded(**batch).logits, trainer.model(**batch).logits)
+    # Resuming continues from the saved step rather than starting again.
+    resumed = trainer_for(20)
+    training_forwards = []
+    resumed.model.register_forward_pre_hook(
+        lambda module, args: training_forwards.append(1) if module.training else None)
+    resumed.train(resume_from_checkpoint=str(checkpoint))
+    steps = [entry["step"] for entry in resumed.state.log_history if "loss" in entry]
+    assert steps == list(range(1, 21)) and resumed.state.global_step == 20
+    assert len(training_forwards) <= 10 * 2  # steps 11..20 only (two accumulated batches each, or fewer at an
+    # epoch's end); starting over would take twice as many
+
+
+def test_gradient_accumulation_counts_tokens_not_batches(prop_data: Path) -> None:
+    """With num_items_in_batch, the summed loss of two half batches equals the loss of the whole batch."""
+    tokenizer = SymbolInvTokenizer.from_preset("prop")
+    train = tokenize_dataset(datasets.load_dataset(str(prop_data))["train"], tokenizer)
+    torch.manual_seed(0)
+    model = SymbolInvForConditionalGeneration(SymbolInvConfig.from_preset("prop-best", **tiny_overrides())).eval()
+    collator = SymbolInvDataCollator(tokenizer, model=model)
+    features = [train[i] for i in range(8)]
+    whole = collator(features)
+    items = int((whole["labels"] != -100).sum())
+    with torch.no_grad():
+        full = model(**whole).loss
+        halves = sum(model(**collator(part), num_items_in_batch=items).loss for part in (features[:3], features[3:]))
+    torch.testing.assert_close(halves, full)
+
+
+# --------------------------------------------------------------------------------------------------
+# Accelerate
+# --------------------------------------------------------------------------------------------------
+def test_accelerate_example_trains_saves_and_resumes(prop_data: Path, tmp_path: Path) -> None:
+    output = tmp_path / "accelerate"
+    common = [sys.executable, str(REPO / "examples" / "train.py"), "--task", "prop", "--preset", "prop-best",
+              "--data", str(prop_data), "--output", str(output), "--batch-size", "16", "--lr", "3e-3",
+              "--save-every", "8", "--config-override", *TINY]
+    first = subprocess.run([*common, "--steps", "16"], capture_output=True, text=True, timeout=600)
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert (output / "checkpoint-8").is_dir() and (output / "checkpoint-16").is_dir()
+    model = AutoModelForSeq2SeqLM.from_pretrained(output)
+    assert isinstance(model, SymbolInvForConditionalGeneration)
+    losses = [float(x) for x in _loss_values(first.stderr)]
+    assert len(losses) >= 16 and sum(losses[-4:]) / 4 < sum(losses[:4]) / 4
+    second = subprocess.run([*common, "--steps", "20"], capture_output=True, text=True, timeout=600)
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert "resuming from" in second.stdout + second.stderr and "(step 16)" in second.stdout + second.stderr
+    assert "after 20 steps" in second.stdout
+
+
+def _loss_values(progress: str) -> list[str]:
+    import re
+
+    # tqdm redraws the bar; each step's postfix carries the loss of that step.
+    seen: list[str] = []
+    for step, loss in re.findall(r"\| (\d+)/\d+ \[[^\]]*loss=([0-9.]+)", progress):
+        if len(seen) < int(step):
+            seen.append(loss)
+    return seen
+
+
+# --------------------------------------------------------------------------------------------------
+# Evaluation
+# --------------------------------------------------------------------------------------------------
+def test_evaluation_returns_the_known_metrics() -> None:
+    sources = ["&aXb", "U!ab", "&a!a", "Xc"]
+    answers = [["a;b;{1}"], ["{b}", "b;{1}"], ["a;{1}"], ["a;b;{1}", "1;c;{1}"]]
+    references = ["a;b;{1}", "b;{1}", "", "1;c;{1}"]
+    report = evaluate_answers("ltl", sources, answers, references)
+    # correct: &aXb yes, U!ab yes ({b}: b at once), &a!a no (unsatisfiable), Xc no (c never holds next).
+    assert report.correct == pytest.approx(2 / 4)
+    assert report.exact == pytest.approx(1 / 4)  # only the first answer equals its reference
+    assert report.invalid == 0 and report.unknown == 0
+    assert report.top_n[2] == pytest.approx(3 / 4)  # Xc's second answer is right
+    assert report.heatmap["2"] == {"4": 1.0} and report.by_symbols == {1: 0.0, 2: 1.0}
+    invalid = evaluate_answers("prop", ["&a!b", "|ab"], [["a1b"], ["a1"]], ["a1b0", "a1"])
+    assert invalid.invalid == pytest.approx(1 / 2) and invalid.correct == pytest.approx(1 / 2)
+    assert judge("prop", "&ab", "a1b1c1").correct is False  # assigning an absent symbol is wrong
+    copies = evaluate_answers("copy", ["abc", "abca"], [["abc"], ["abc"]])
+    assert copies.correct == pytest.approx(0.5) and copies.mean_edit_distance == pytest.approx(0.5)
+
+
+def test_alpha_covariance_of_a_non_invariant_predictor() -> None:
+    num_base = 10
+
+    def always_first_slot(inputs: list[list[int]]) -> list[list[int]]:
+        return [[num_base] for _ in inputs]  # answers "a" whatever the input: not invariant
+
+    def copies_its_first_symbol(inputs: list[list[int]]) -> list[list[int]]:
+        return [[next(t for t in x if t >= num_base)] for x in inputs]  # invariant
+
+    inputs = [[6, num_base + 0, num_base + 1, 1]]  # &ab: two symbols renamed into three slots: 6 variants
+    assert alpha_covariance_of(copies_its_first_symbol, inputs, num_base, [0, 1, 2]) == [1.0]
+    # The undone answers are a (when a stayed a), b (when b became a), and a symbol outside the input
+    # otherwise: 3 distinct results out of 6 -> 1 - 2/5.
+    assert alpha_covariance_of(always_first_slot, inputs, num_base, [0, 1, 2]) == [pytest.approx(0.6)]
+
+
+def test_heatmap_png_is_written_and_non_empty(tmp_path: Path) -> None:
+    report = evaluate_answers("ltl", ["&aXb", "Xc", "&a&bc"], [["a;b;{1}"], ["{1}"], ["&a&bc;{1}"]])
+    save_heatmap(report, tmp_path / "heatmap.json", tmp_path / "heatmap.png")
+    png = (tmp_path / "heatmap.png").read_bytes()
+    assert png.startswith(b"\x89PNG") and len(png) > 2000
+    data = json.loads((tmp_path / "heatmap.json").read_text())
+    assert data["accuracy"]["1"]["2"] == 0.0 and data["accuracy"]["3"]["5"] == 1.0
+
+
+def test_sit_alpha_covariance_is_one_and_fixed_baseline_can_be_lower(prop_data: Path) -> None:
+    tokenizer = SymbolInvTokenizer.from_preset("prop")
+    sources = list(datasets.load_dataset(str(prop_data))["test"]["input"])[:8]
+    for preset, invariant in (("prop-best", True), ("prop-vanilla", False)):
+        torch.manual_seed(0)
+        model = SymbolInvForConditionalGeneration(
+            SymbolInvConfig.from_preset(preset, **{**tiny_overrides(), "init_std": 0.5})).eval()
+        report = evaluate_model(model, tokenizer, "prop", sources, num_beams=1, alpha_symbol_counts=(2, 3),
+                                alpha_pool=4, max_perm=24, progress=False, max_new_tokens=8)
+        values = list(report.alpha_covariance.values())
+        assert values
+        if invariant:
+            assert all(v == 1.0 for v in values)
+        else:
+            assert min(values) < 1.0
+
+
+# --------------------------------------------------------------------------------------------------
+# The model subcommands
+# --------------------------------------------------------------------------------------------------
+def test_cli_train_evaluate_and_solve(prop_data: Path, tmp_path: Path, capsys) -> None:
+    output = tmp_path / "cli"
+    assert main(["train", "--task", "prop", "--preset", "prop-best", "--data", str(prop_data), "--output",
+                 str(output), "--steps", "6", "--batch-size", "16", "--eval-samples", "8", "--set", *TINY]) == 0
+    card = (output / "model" / "README.md").read_text()
+    assert "Invariance guarantee" in card and "prop-best" in card and "O(S·L²)" in card
+    assert main(["evaluate", str(output), "--data", str(prop_data), "--limit", "10", "--beam", "1",
+                 "--alpha-symbols", "2", "--max-perm", "4", "--alpha-samples", "3"]) == 0
+    report = json.loads((output / "model" / "eval-test.json").read_text())
+    assert report["count"] == 10 and report["alpha_covariance"]["2"] == 1.0
+    assert (output / "model" / "heatmap-test.png").stat().st_size > 1000
+    capsys.readouterr()
+    assert main(["solve", str(output), "& req | grant ! ack", "--beam", "1"]) == 0
+    printed = capsys.readouterr().out
+    assert printed.startswith("1. ") and any(state in printed for state in ("[correct]", "[incorrect]", "[invalid]"))
+    assert main(["train", "--task", "ltl", "--preset", "prop-best", "--data", str(prop_data), "--output",
+                 str(tmp_path / "wrong")]) == 2
