@@ -58,4 +58,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-register()
+# Data-generation worker processes only need the logic engine: they skip the registration, and so
+# never import torch (see dataset_builders.common.spawn_pool).
+if __import__("os").environ.get("HF_SYMBOLINV_LIGHT_IMPORT") != "1":
+    register()
