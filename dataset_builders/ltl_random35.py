@@ -18,8 +18,8 @@ exact checker (language inclusion) before it is written. Unsatisfiable formulas 
 dropped, as in DeepLTL.
 
 Determinism: the samples depend only on the parameters (not on the number of workers): every
-candidate's randomness comes from ``(seed, configuration, index)`` and the solver's caches are
-cleared before each formula, because the engine's result may depend on them. The one exception is
+candidate's randomness comes from ``(seed, configuration, index)`` and the engine's solver result
+is a function of the formula alone (not of its caches or the process). The one exception is
 the solver's time-out, which is wall-clock time: a formula near the limit may time out on a busy
 machine and not on another. The default limit (10 s) is far above what the formulas of these
 configurations take (milliseconds), so in practice nothing times out.
@@ -37,7 +37,6 @@ from hf_symbolinv.logic import (
     Formula,
     Trace,
     check_ltl,
-    clear_caches,
     format_ltl,
     format_trace,
     parse_ltl,
@@ -56,18 +55,7 @@ def _draw(rng: random.Random, size: int, names: Sequence[str]) -> Formula:
 
 
 def _solve(formula: Formula, timeout: float | None) -> tuple[str, Trace | None]:
-    # The engine memoises automata across calls and its lasso can depend on what is memoised:
-    # start from a clean state so that a formula's trace does not depend on the formulas before it.
-    clear_caches()
     result = solve_ltl(formula, timeout=timeout)
-    return (result.status, result.trace) if result.sat else (result.status, None)
-
-
-def _solve_unminimised(formula: Formula, timeout: float | None) -> tuple[str, Trace | None]:
-    # The engine's lasso minimisation can return a lasso it did not verify when its work budget runs
-    # out mid-step (seen on ~1 in 10,000 size-50 formulas); the lasso before minimisation is sound.
-    clear_caches()
-    result = solve_ltl(formula, timeout=timeout, minimize=False)
     return (result.status, result.trace) if result.sat else (result.status, None)
 
 
@@ -103,7 +91,6 @@ LTL_TASK = LogicTask(
     drop_reasons=("unsat", "timeout"),
     min_symbols=0,
     target_name="trace",
-    fallback=_solve_unminimised,
 )
 
 _ABOUT = """\
@@ -115,9 +102,7 @@ the drawn one. Target (`target`): a satisfying symbolic lasso in the model vocab
 `a;&ab;{b}` (steps separated by `;`, the repeating part in braces), found by the package's LTL
 solver (a tableau automaton and an accepting-cycle search, then greedy minimisation of the lasso),
 and verified with the package's exact checker: every concrete word the lasso describes satisfies
-the formula (language inclusion). Where the checker rejects a minimised lasso (the minimiser can
-stop half-way when its work budget runs out), the lasso is found again without minimisation and
-checked again ("fallbacks" below). Unsatisfiable formulas and time-outs are dropped, as DeepLTL
+the formula (language inclusion). Unsatisfiable formulas and time-outs are dropped, as DeepLTL
 did."""
 
 CONFIGS: dict[str, ConfigSpec] = {

@@ -11,9 +11,8 @@ formulas and tautologies (valid under the empty assignment) are dropped. There a
 0 symbols (a constant formula is valid or unsatisfiable), so the ``supp`` variant adds 1-symbol
 samples only and the grid starts at 1 symbol.
 
-The assignment is chosen canonically (:func:`minimal_assignment`) so that it depends on the formula
-alone: the engine's SAT route (py-aiger-sat) returns models that vary with Python's string hashing
-and with its solver cache, hence between worker processes.
+The assignment is the engine's canonical one (:func:`~hf_symbolinv.logic.solve_prop`), which depends
+on the formula alone, not on the worker process or what it solved before.
 """
 
 from __future__ import annotations
@@ -27,14 +26,13 @@ import datasets
 from hf_symbolinv.logic import (
     Assignment,
     Formula,
-    Not,
     check_assignment,
     format_assignment,
     format_prop,
     parse_assignment,
     parse_prop,
     random_prop_formula,
-    symbols_of,
+    solve_prop,
 )
 
 from .common import ConfigSpec, LogicTask, build_logic
@@ -43,35 +41,15 @@ __all__ = ["CONFIGS", "PROP_TASK", "build_prop_random35", "minimal_assignment"]
 
 
 def minimal_assignment(formula: Formula) -> tuple[str, Assignment | None]:
-    """``("sat", assignment)`` with a minimal satisfying partial assignment, ``("valid", {})`` for a
-    tautology or ``("unsat", None)``; a function of the formula alone.
-
-    Like a SAT solver with the usual negative default phase: the first model in the order "false
-    before true" over the symbols in order of first appearance (each step keeps a satisfiable
-    residual), then shrunk by dropping literals in that order while the rest still forces the
-    formula (one pass is enough: if a literal was needed with more literals assigned, it is
-    needed with fewer). Every step is an exact check of the engine's ``check_assignment``.
-    """
-    if check_assignment(formula, {}):
+    """``("sat", assignment)`` with the engine's canonical minimal satisfying partial assignment
+    (:func:`~hf_symbolinv.logic.solve_prop`: the first model with false before true over the symbols
+    in order of first appearance, then literals dropped in that order while the rest forces the
+    formula), ``("valid", {})`` for a tautology or ``("unsat", None)``; a function of the formula
+    alone."""
+    result = solve_prop(formula)
+    if result.valid:
         return "valid", {}
-    negated = Not(formula)
-    if check_assignment(negated, {}):
-        return "unsat", None
-    names = symbols_of(formula, kind="prop")
-    model: Assignment = {}
-    for name in names:
-        trial = {**model, name: False}
-        # "some completion satisfies the formula" = "not every completion satisfies its negation"
-        model = trial if not check_assignment(negated, trial) else {**model, name: True}
-        if check_assignment(formula, model):
-            break  # the model already forces the formula: the other symbols stay unassigned
-    current = dict(model)
-    for name in names:
-        if name in current:
-            trial = {k: v for k, v in current.items() if k != name}
-            if check_assignment(formula, trial):
-                current = trial
-    return "sat", dict(sorted(current.items()))
+    return result.status, result.assignment
 
 
 def _draw(rng: random.Random, size: int, names: Sequence[str]) -> Formula:
@@ -79,7 +57,7 @@ def _draw(rng: random.Random, size: int, names: Sequence[str]) -> Formula:
 
 
 def _solve(formula: Formula, timeout: float | None) -> tuple[str, Assignment | None]:
-    return minimal_assignment(formula)  # a truth-table search over <= 26 symbols: no time-out needed
+    return minimal_assignment(formula)  # truth tables (SAT beyond 16 symbols): no time-out needed
 
 
 def _check(formula: Formula, assignment: Assignment, timeout: float | None) -> str:

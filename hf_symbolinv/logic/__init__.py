@@ -3,9 +3,12 @@
 * Formulas and traces: :mod:`.formula` (AST), :mod:`.notation` (the one module that knows the
   Polish and infix spellings: parsing, printing, :class:`LogicSyntaxError`).
 * LTL: :func:`check_ltl` (exact: every word of a symbolic lasso satisfies the formula) and
-  :func:`solve_ltl` (a satisfying lasso, unsat, or time-out), in :mod:`.ltl`.
-* Propositional: :func:`check_assignment` and :func:`solve_prop` (minimal partial assignment),
-  built on py-aiger / py-aiger-sat, in :mod:`.prop`.
+  :func:`solve_ltl` (a satisfying lasso, unsat, or time-out; ``max_work`` for a deterministic
+  budget), in :mod:`.ltl`.
+* Propositional: :func:`check_assignment` and :func:`solve_prop` (the canonical minimal partial
+  assignment), on truth tables and py-aiger / py-aiger-sat, in :mod:`.prop`.
+* Results and formula hashes do not depend on the process (``PYTHONHASHSEED``) or on caches, so
+  formulas and traces pickle across processes.
 * Random formulas with the DeepLTL distribution and the per-size gate: :mod:`.random_formulas`.
 * Size, symbols, renaming, compaction, ``exact`` comparison: :mod:`.helpers`.
 * Optional Spot backend: :mod:`.spot_backend` (``backend="spot"``).

@@ -1,7 +1,10 @@
 """Formula and trace objects shared by the LTL and propositional parts of the engine.
 
 Formulas are immutable trees with structural equality and a cached hash, so they can be used as
-dictionary keys (the checkers memoise compiled automata per formula). The core LTL operators are
+dictionary keys (the checkers memoise compiled automata per formula). The hash is built from fixed
+integer operator codes and a CRC-32 of symbol names, never from ``hash(str)``, so it is the same in
+every process (whatever ``PYTHONHASHSEED``) and a formula or trace pickled in one process is equal
+to, and hashes like, the same formula built in another. The core LTL operators are
 ``! & | X U`` and the constants; the derived LTL operators (``F G -> <-> xor R W M``) are rewritten
 into the core by the helper constructors below. Propositional formulas additionally keep ``<->``
 (:class:`Equiv`) and ``xor`` (:class:`Xor`) as first-class nodes, because the propositional
@@ -13,6 +16,7 @@ long formulas do not hit the recursion limit.
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from typing import ClassVar
 
@@ -60,6 +64,9 @@ class Formula:
     __slots__ = ("children", "size", "_hash")
     op: ClassVar[str] = ""
     arity: ClassVar[int] = 0
+    #: Fixed operator code for the process-independent hash (``hash`` of a string is salted per
+    #: process, and the cached hash travels with a pickled formula).
+    _code: ClassVar[int] = 0
 
     children: tuple[Formula, ...]
     size: int
@@ -117,12 +124,13 @@ class Const(Formula):
 
     __slots__ = ("value",)
     arity = 0
+    _code = 1
 
     def __init__(self, value: bool) -> None:
         self.value = bool(value)
         self.children = ()
         self.size = 1
-        self._hash = hash(("const", self.value))
+        self._hash = hash((self._code, self.value))
 
     @property
     def op(self) -> str:  # type: ignore[override]
@@ -139,12 +147,18 @@ TRUE = Const(True)
 FALSE = Const(False)
 
 
+def _name_digest(name: str) -> int:
+    """A process-independent 32-bit digest of a symbol name (``hash(name)`` varies per process)."""
+    return zlib.crc32(name.encode("utf-8", "surrogatepass"))
+
+
 class Atom(Formula):
     """An atomic proposition (an interchangeable symbol)."""
 
     __slots__ = ("name",)
     op = "ap"
     arity = 0
+    _code = 2
 
     def __init__(self, name: str) -> None:
         if not isinstance(name, str) or not name:
@@ -152,7 +166,7 @@ class Atom(Formula):
         self.name = name
         self.children = ()
         self.size = 1
-        self._hash = hash(("ap", name))
+        self._hash = hash((self._code, _name_digest(name)))
 
     def _key(self) -> tuple:
         return (self.name,)
@@ -170,7 +184,7 @@ class _Unary(Formula):
             raise TypeError(f"operand must be a Formula, got {type(arg).__name__}")
         self.children = (arg,)
         self.size = 1 + arg.size
-        self._hash = hash((self.op, arg._hash))
+        self._hash = hash((self._code, arg._hash))
 
     @property
     def arg(self) -> Formula:
@@ -186,7 +200,7 @@ class _Binary(Formula):
             raise TypeError("operands must be Formula objects")
         self.children = (left, right)
         self.size = 1 + left.size + right.size
-        self._hash = hash((self.op, left._hash, right._hash))
+        self._hash = hash((self._code, left._hash, right._hash))
 
     @property
     def left(self) -> Formula:
@@ -200,6 +214,7 @@ class _Binary(Formula):
 class Not(_Unary):
     __slots__ = ()
     op = "not"
+    _code = 3
 
 
 class Next(_Unary):
@@ -207,16 +222,19 @@ class Next(_Unary):
 
     __slots__ = ()
     op = "X"
+    _code = 4
 
 
 class And(_Binary):
     __slots__ = ()
     op = "and"
+    _code = 5
 
 
 class Or(_Binary):
     __slots__ = ()
     op = "or"
+    _code = 6
 
 
 class Until(_Binary):
@@ -224,6 +242,7 @@ class Until(_Binary):
 
     __slots__ = ()
     op = "U"
+    _code = 7
 
 
 class Equiv(_Binary):
@@ -231,6 +250,7 @@ class Equiv(_Binary):
 
     __slots__ = ()
     op = "equiv"
+    _code = 8
 
 
 class Xor(_Binary):
@@ -238,6 +258,7 @@ class Xor(_Binary):
 
     __slots__ = ()
     op = "xor"
+    _code = 9
 
 
 # --- derived LTL operators, rewritten into the core ``! & | X U`` ----------------------------
@@ -329,7 +350,7 @@ class Trace:
                 raise TypeError(f"trace steps must be Formula objects, got {type(step).__name__}")
             if not is_temporal_free(step):
                 raise ValueError(f"trace step {step} contains a temporal operator")
-        self._hash = hash((self.prefix, self.cycle))
+        self._hash = hash((self.prefix, self.cycle))  # process-independent: built from formula hashes
 
     @property
     def steps(self) -> tuple[Formula, ...]:

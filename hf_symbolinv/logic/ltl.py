@@ -28,8 +28,11 @@ Route (our own implementation):
 
 Time-outs are checked inside every loop that can grow (expansion products and the search), so a
 call returns UNKNOWN/"timeout" close to its budget (the residual overshoot is the odd resize of a
-large dict, a few milliseconds at worst). Automata are memoised for the last formulas (LRU), and
-the cyclic garbage collector is paused during a call (the engine creates no reference cycles).
+large dict, a few milliseconds at worst). The same loops count work units, so ``max_work`` gives a
+deterministic budget instead (see :func:`check_ltl`). The checker memoises automata for the last
+formulas (LRU); the solver builds its own afresh on every call (and leaves the negated automaton
+of its minimiser in the cache for a later check), so its output never depends on earlier calls.
+The cyclic garbage collector is paused during a call (the engine creates no reference cycles).
 """
 
 from __future__ import annotations
@@ -452,7 +455,7 @@ class _Automaton:
     def product_estimate(self, sid: int, cap: int) -> int:
         """Upper bound on the number of terms of the state's expansion (exact up to ``cap``)."""
         estimate = 1
-        for nid in self.state_sets[sid]:
+        for nid in sorted(self.state_sets[sid]):  # sorted: the early exit decides which work is counted
             estimate *= max(1, len(self._dnf_of(nid)))
             if estimate > cap:
                 break
@@ -524,16 +527,23 @@ def _automaton(formula: Formula, negate: bool) -> _Automaton:
     aut = _automata.get(key)
     if aut is None:
         aut = _Automaton(formula, negate)
-        _automata[key] = aut
-        if len(_automata) > _CACHE_SIZE:
-            _automata.popitem(last=False)
+        _remember(formula, negate, aut)
     else:
         _automata.move_to_end(key)
     return aut
 
 
+def _remember(formula: Formula, negate: bool, aut: _Automaton) -> None:
+    key = (formula, negate)
+    _automata[key] = aut
+    _automata.move_to_end(key)
+    if len(_automata) > _CACHE_SIZE:
+        _automata.popitem(last=False)
+
+
 def clear_caches() -> None:
-    """Forget memoised automata (they are kept for the last few formulas)."""
+    """Forget memoised automata (they are kept for the last few formulas). Only the speed of
+    :func:`check_ltl` without ``max_work`` depends on them, never a result."""
     _automata.clear()
 
 
@@ -813,15 +823,29 @@ def check_ltl(
     timeout: float | None = None,
     backend: str = "native",
     symbols: SymbolRule | Iterable[str] | None = None,
+    max_work: int | None = None,
 ) -> Verdict:
     """Does every concrete infinite word described by the symbolic lasso ``trace`` satisfy ``formula``?
 
     Strings are parsed in ``notation`` (malformed text raises :class:`LogicSyntaxError`).
-    Returns :attr:`Verdict.UNKNOWN` when ``timeout`` seconds pass first. A trace whose steps admit
-    no word at all (e.g. a step ``&a!a``) holds vacuously, as language inclusion does in Spot.
+    Returns :attr:`Verdict.UNKNOWN` when ``timeout`` seconds pass first, or when ``max_work`` work
+    units are spent first. A trace whose steps admit no word at all (e.g. a step ``&a!a``) holds
+    vacuously, as language inclusion does in Spot.
+
+    Work units (``max_work``, also in :func:`solve_ltl`) count the engine's elementary steps: an
+    automaton edge examined by the search, or a term formed, compared or sorted while expanding
+    tableau states. They are counted exactly and do not depend on machine speed, load or process,
+    so a budget gives the same outcome everywhere; CPython does very roughly 1,000-5,000 units per
+    millisecond on one core (the low end on small formulas, where fixed costs dominate). The
+    budget is looked at every 16 units (and after each bulk charge), so a call stops a few units
+    past it. With ``max_work`` the checker uses a fresh automaton (how much of a memoised one is
+    already expanded would change the count), so it forgoes the cache's speed-up.
     """
     start = time.perf_counter()
+    _check_budget(max_work)
     if backend == "spot":
+        if max_work is not None:
+            raise ValueError("max_work is only supported by the native backend")
         from .spot_backend import spot_check_ltl
 
         f, t = _as_formula(formula, notation, symbols), _as_trace(trace, notation, symbols)
@@ -830,13 +854,13 @@ def check_ltl(
         raise ValueError(f"unknown backend {backend!r}; choose 'native' or 'spot'")
     f = _as_formula(formula, notation, symbols)
     t = _as_trace(trace, notation, symbols)
-    clock = _Clock(_deadline(timeout, start))
-    aut = _automaton(f, negate=True)
+    clock = _Clock(_deadline(timeout, start), max_work)
+    aut = _automaton(f, negate=True) if max_work is None else _Automaton(f, negate=True)
     with _NoGC():
         aut.clock = clock
         try:
             found = _trace_has_counterexample(aut, t)
-        except _Timeout:
+        except (_Timeout, _OutOfWork):
             return Verdict.UNKNOWN
         finally:
             aut.clock = _NO_CLOCK
@@ -951,24 +975,18 @@ def simplify_trace(trace: Trace) -> Trace:
 _MINIMIZE_TICKS = 100_000  # deterministic work budget of the trace minimisation
 
 
-def _minimize(formula: Formula, symbols: list[str], prefix: list[tuple[int, int]],
-              cycle: list[tuple[int, int]], deadline: float | None) -> Trace:
-    """Greedily drop steps, then literals, while the trace still satisfies the formula.
+def _minimize(aut: _Automaton, symbols: list[str], prefix: list[tuple[int, int]],
+              cycle: list[tuple[int, int]]) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """Greedily drop steps, then literals, while the lasso still satisfies the formula.
 
-    Every candidate is verified by the exact checker, so the result is always a satisfying
-    trace. The work budget is counted in ticks, so the output does not depend on machine speed
-    (only a wall-clock time-out can stop it early).
+    ``aut`` is the automaton of the negated formula, with the call's clock. Every candidate is
+    verified by the exact checker and ``prefix``/``cycle`` are only ever rebound to a verified
+    candidate (never mutated in place), so when the clock or the work budget stops a check half-way
+    the lasso returned is the last verified one (or the search's own lasso, sound by construction).
     """
 
-    def build(prefix: list[tuple[int, int]], cycle: list[tuple[int, int]]) -> Trace:
-        return Trace([_cube_formula(c, symbols) for c in prefix], [_cube_formula(c, symbols) for c in cycle])
-
-    aut = _automaton(formula, negate=True)
-    clock = _Clock(deadline, _MINIMIZE_TICKS)
-    aut.clock = clock
-
     def holds(prefix: list[tuple[int, int]], cycle: list[tuple[int, int]]) -> bool:
-        return not _trace_has_counterexample(aut, build(prefix, cycle))
+        return not _trace_has_counterexample(aut, _cube_trace(prefix, cycle, symbols))
 
     try:
         i = 0
@@ -985,24 +1003,30 @@ def _minimize(formula: Formula, symbols: list[str], prefix: list[tuple[int, int]
                 cycle = candidate
             else:
                 i += 1
-        for part in (prefix, cycle):
-            for i in range(len(part)):
-                pos, negs = part[i]
+        for in_cycle in (False, True):
+            for i in range(len(cycle if in_cycle else prefix)):
                 for idx in range(len(symbols)):
+                    part = cycle if in_cycle else prefix
+                    pos, negs = part[i]
                     bit = 1 << idx
                     if not (pos | negs) & bit:
                         continue
-                    trial = (pos & ~bit, negs & ~bit)
-                    part[i] = trial
-                    if holds(prefix, cycle):
-                        pos, negs = trial
-                    else:
-                        part[i] = (pos, negs)
+                    candidate = part[:i] + [(pos & ~bit, negs & ~bit)] + part[i + 1:]
+                    trial = (prefix, candidate) if in_cycle else (candidate, cycle)
+                    if holds(*trial):
+                        prefix, cycle = trial
     except (_Timeout, _OutOfWork):
-        pass  # keep the best verified trace so far
-    finally:
-        aut.clock = _NO_CLOCK
-    return build(prefix, cycle)
+        pass  # keep the last verified lasso
+    return prefix, cycle
+
+
+def _cube_trace(prefix: list[tuple[int, int]], cycle: list[tuple[int, int]], symbols: list[str]) -> Trace:
+    return Trace([_cube_formula(c, symbols) for c in prefix], [_cube_formula(c, symbols) for c in cycle])
+
+
+def _check_budget(max_work: int | None) -> None:
+    if max_work is not None and (isinstance(max_work, bool) or not isinstance(max_work, int) or max_work < 0):
+        raise ValueError(f"max_work must be a non-negative integer or None, got {max_work!r}")
 
 
 def solve_ltl(
@@ -1012,17 +1036,29 @@ def solve_ltl(
     notation: str = "polish",
     symbols: SymbolRule | Iterable[str] | None = None,
     minimize: bool = True,
+    max_work: int | None = None,
 ) -> LTLSolveResult:
     """A satisfying symbolic lasso for ``formula``, or ``unsat``, or ``timeout``.
 
     Steps are conjunctions of literals over the formula's symbols in order of first appearance
     (symbols the step does not constrain are left out; ``1`` is a free step). With ``minimize``
     the lasso found is then shortened greedily (steps, then literals), each candidate verified by
-    the exact checker. Everything depends only on the formula's structure, so renaming the formula
-    renames the trace the same way, and results are reproducible.
+    the exact checker, within a fixed work budget. Everything depends only on the formula's
+    structure, so renaming the formula renames the trace the same way, and results are
+    reproducible: the solver builds its automata afresh on every call, so the result does not
+    depend on what was solved or checked before.
+
+    ``timeout`` is wall-clock seconds; ``max_work`` is a deterministic budget in work units (see
+    :func:`check_ltl`) for the whole call. Either one running out during the search gives
+    ``timeout``; running out during the minimisation gives the lasso minimised so far (every
+    returned lasso satisfies the formula). With ``max_work`` and no ``timeout`` the result is a
+    function of ``(formula, max_work)`` alone, the same on every machine and in every process.
     """
     start = time.perf_counter()
+    _check_budget(max_work)
     if backend == "spot":
+        if max_work is not None:
+            raise ValueError("max_work is only supported by the native backend")
         from .spot_backend import spot_solve_ltl
 
         return spot_solve_ltl(_as_formula(formula, notation, symbols), timeout)
@@ -1030,8 +1066,10 @@ def solve_ltl(
         raise ValueError(f"unknown backend {backend!r}; choose 'native' or 'spot'")
     f = _as_formula(formula, notation, symbols)
     deadline = _deadline(timeout, start)
-    clock = _Clock(deadline)
-    aut = _automaton(f, negate=False)
+    clock = _Clock(deadline, max_work)
+    # A fresh automaton, not the cached one: how much is already expanded changes the work counted
+    # (so where a budget runs out), and the solver's output must not depend on earlier calls.
+    aut = _Automaton(f, negate=False)
     with _NoGC():
         aut.clock = clock
         try:
@@ -1059,16 +1097,20 @@ def solve_ltl(
             prefix, cycle = _lasso(
                 lambda u: examined.get(u, []), aut.init, scc, index.keys(), aut.all_marks, clock
             )
-        except _Timeout:
+        except (_Timeout, _OutOfWork):
             return LTLSolveResult("timeout")
         finally:
             aut.clock = _NO_CLOCK
         symbols_list = aut.symbols
         prefix_cubes, cycle_cubes = _roll([cube for _, cube, _ in prefix], [cube for _, cube, _ in cycle])
         if minimize:
-            trace = _minimize(f, symbols_list, prefix_cubes, cycle_cubes, deadline)
-        else:
-            trace = Trace([_cube_formula(c, symbols_list) for c in prefix_cubes],
-                          [_cube_formula(c, symbols_list) for c in cycle_cubes])
+            budget = _MINIMIZE_TICKS if max_work is None else max(0, min(_MINIMIZE_TICKS, max_work - clock.ticks))
+            negated = _Automaton(f, negate=True)  # fresh, for the same reason as above
+            negated.clock = _Clock(deadline, budget)
+            try:
+                prefix_cubes, cycle_cubes = _minimize(negated, symbols_list, prefix_cubes, cycle_cubes)
+            finally:
+                negated.clock = _NO_CLOCK
+            _remember(f, True, negated)  # written, never read by the solver: speeds up a later check
+        trace = _cube_trace(prefix_cubes, cycle_cubes, symbols_list)
     return LTLSolveResult("sat", simplify_trace(trace))
-

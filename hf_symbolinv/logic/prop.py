@@ -3,19 +3,21 @@
 Formulas are written as AIGER ASCII text and parsed by py-aiger (building expressions with the
 ``&``/``^`` operators of py-aiger is ~100x slower), then handed to one incremental py-aiger-sat
 solver per formula. The circuit's output is ``phi xor sel`` for a selector input ``sel``: under
-the assumption ``sel = 0`` the solver looks for models of ``phi``; under ``sel = 1`` plus a partial
-assignment it decides whether the assignment forces ``phi`` (unsat means every completion
-satisfies ``phi``), and its unsat core shrinks the assignment.
+the assumption ``sel = 0`` plus a partial assignment the solver decides whether some completion
+satisfies ``phi``; under ``sel = 1`` whether the assignment forces ``phi`` (unsat means every
+completion satisfies ``phi``). Only these yes/no answers are used, never the solver's models or
+unsat cores: those depend on the solver's history and on py-aiger's variable order (which follows
+Python's per-process string hashing), and ``solve_prop`` must be canonical.
 
-``check_assignment`` evaluates small residual formulas exactly with bit-parallel truth tables and
-falls back to the SAT solver when many symbols are left unassigned.
+``check_assignment`` and ``solve_prop`` work exactly on bit-parallel truth tables up to 16 free
+symbols (no SAT solver needed) and fall back to the SAT solver beyond.
 """
 
 from __future__ import annotations
 
 import atexit
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from ..symbols import SymbolRule
@@ -158,14 +160,12 @@ class _PropSolver:
         assumptions[_SELECTOR] = selector
         return assumptions
 
-    def model(self) -> Assignment | None:
+    def satisfiable(self, assignment: Mapping[str, bool]) -> bool:
+        """Does some completion of ``assignment`` satisfy the formula?"""
         if self.constant is not None:
-            return {} if self.constant else None
+            return self.constant
         assert self.solver is not None
-        if not self.solver.is_sat(assumptions={_SELECTOR: False}):
-            return None
-        model = self.solver.get_model()
-        return {self.external[k]: v for k, v in model.items() if k in self.external}
+        return bool(self.solver.is_sat(assumptions=self._assume(assignment, False)))
 
     def close(self) -> None:
         """Free the native solver now (pysat's finaliser fails if it runs at interpreter exit)."""
@@ -173,15 +173,12 @@ class _PropSolver:
             self.solver.solver.delete()
             self.solver = None
 
-    def forces(self, assignment: Mapping[str, bool]) -> tuple[bool, Assignment]:
-        """Does ``assignment`` make the formula true for every completion? Also an unsat core."""
+    def forces(self, assignment: Mapping[str, bool]) -> bool:
+        """Does ``assignment`` make the formula true for every completion?"""
         if self.constant is not None:
-            return self.constant, {}
+            return self.constant
         assert self.solver is not None
-        if self.solver.is_sat(assumptions=self._assume(assignment, True)):
-            return False, dict(assignment)
-        core = self.solver.get_unsat_core()
-        return True, {self.external[k]: v for k, v in core.items() if k in self.external}
+        return not self.solver.is_sat(assumptions=self._assume(assignment, True))
 
 
 _CACHE_SIZE = 64
@@ -215,32 +212,84 @@ def solve_prop(
     notation: str = "polish",
     symbols: SymbolRule | Iterable[str] | None = None,
 ) -> PropSolveResult:
-    """A minimal satisfying partial assignment (SAT model, shrunk by unsat cores of ``!f`` and
-    then by dropping literals one at a time), or ``unsat``. ``result.valid`` flags tautologies."""
+    """The canonical minimal satisfying partial assignment, or ``unsat``; ``result.valid`` flags
+    tautologies.
+
+    Canonical: a function of the formula alone (not of the process, its string hashing or what was
+    solved before), and renaming the formula's symbols renames the assignment the same way. Over the
+    symbols in order of first appearance: the first model in the order "false before true" (each
+    symbol set to 0 if some completion then still satisfies the formula, else to 1; it stops as
+    soon as the partial model forces the formula), then literals dropped in that order while the
+    rest still forces it. One pass gives a minimal assignment: a literal needed with more literals
+    assigned is needed with fewer. Every step is an exact decision (a truth table up to 16 symbols,
+    else the SAT solver's yes/no answers, never its models or cores, which vary between runs).
+    """
     f = _as_prop(formula, notation, symbols)
+    names = _symbols_in_order(f)
     with _NoGC():
-        return _solve_prop(f)
+        if len(names) <= _TABLE_LIMIT:
+            return _solve_prop_table(f, names)
+        return _solve_prop_sat(f, names)
 
 
-def _solve_prop(f: Formula) -> PropSolveResult:
-    solver = _solver_for(f)
-    model = solver.model()
-    if model is None:
+def _solve_prop_table(f: Formula, names: list[str]) -> PropSolveResult:
+    """:func:`solve_prop` on one truth table of ``f``: every decision is a mask operation."""
+    k = len(names)
+    full = (1 << (1 << k)) - 1
+    pats = _patterns(k)
+    mask = _truth_mask(f, {}, {name: j for j, name in enumerate(names)}, pats, full)
+    if mask == 0:
         return PropSolveResult("unsat")
-    forced, core = solver.forces(model)
-    assert forced, "a model of the formula forces it"
-    # Deletion-based minimisation in order of first appearance (rename-invariant); each
-    # successful deletion also shrinks to the new core.
-    order = [name for name in solver.names if name in core]
-    current = dict(core)
-    for name in order:
-        if name not in current:
-            continue
-        trial = {k: v for k, v in current.items() if k != name}
-        still, smaller = solver.forces(trial)
-        if still:
-            current = smaller
-    return PropSolveResult("sat", dict(sorted(current.items())))
+    model: Assignment = {}
+    cube = full  # valuations that agree with the partial model
+    if mask != full:
+        for j, name in enumerate(names):
+            low = cube & ~pats[j]
+            if mask & low:  # some completion with name = 0 satisfies the formula
+                model[name], cube = False, low
+            else:
+                model[name], cube = True, cube & pats[j]
+            if mask & cube == cube:
+                break  # forced: the other symbols stay unassigned
+
+    index = {name: j for j, name in enumerate(names)}
+
+    def forces(assignment: Assignment) -> bool:
+        sub = full
+        for name, value in assignment.items():
+            j = index[name]
+            sub &= pats[j] if value else ~pats[j]
+        return mask & sub == sub
+
+    return PropSolveResult("sat", _shrink(model, names, forces))
+
+
+def _solve_prop_sat(f: Formula, names: list[str]) -> PropSolveResult:
+    """:func:`solve_prop` with the incremental SAT solver, asking only yes/no questions."""
+    solver = _solver_for(f)
+    if solver.constant is not None:
+        return PropSolveResult("sat", {}) if solver.constant else PropSolveResult("unsat")
+    if not solver.satisfiable({}):
+        return PropSolveResult("unsat")
+    model: Assignment = {}
+    if not solver.forces({}):
+        for name in names:
+            trial = {**model, name: False}
+            model = trial if solver.satisfiable(trial) else {**model, name: True}
+            if solver.forces(model):
+                break
+    return PropSolveResult("sat", _shrink(model, names, solver.forces))
+
+
+def _shrink(model: Assignment, names: list[str], forces: Callable[[Assignment], bool]) -> Assignment:
+    """Drop literals in order of first appearance while the rest forces the formula; sorted."""
+    current = dict(model)
+    for name in names:
+        if name in current:
+            trial = {k: v for k, v in current.items() if k != name}
+            if forces(trial):
+                current = trial
+    return dict(sorted(current.items()))
 
 
 def _truth_mask(
@@ -318,5 +367,5 @@ def check_assignment(
         return mask == full
     if method == "sat":
         with _NoGC():
-            return _solver_for(f).forces(assignment)[0]
+            return _solver_for(f).forces(assignment)
     raise ValueError(f"unknown method {method!r}; choose 'auto', 'table' or 'sat'")

@@ -8,6 +8,7 @@ import time
 import pytest
 from logic_oracle import some_word_satisfies
 
+import hf_symbolinv.logic.ltl as ltl_engine
 from hf_symbolinv.logic import (
     TRUE,
     Not,
@@ -173,6 +174,11 @@ HARD_CONJ = " & ".join(f"(G F {n} | X X X {n})" for n in NAMES[:10])
 HARD_TRACE = "cycle{" + " & ".join("!" + n for n in NAMES[:10]) + "}"
 
 
+# The time-out must bound the call; how tightly (within 10%) is measured by benchmarks/logic.py, on
+# an idle core. Here a loaded CI machine may pause the process: allow a fixed grace on top.
+GRACE = 0.25
+
+
 @pytest.mark.parametrize("budget", [0.1, 0.4])
 def test_solver_times_out_within_budget(budget):
     clear_caches()
@@ -180,7 +186,7 @@ def test_solver_times_out_within_budget(budget):
     result = solve_ltl(HARD_UNSAT, timeout=budget, notation="infix", symbols=NAMES)
     elapsed = time.perf_counter() - start
     assert result.status == "timeout" and result.trace is None
-    assert elapsed <= budget * 1.1
+    assert elapsed <= budget * 1.1 + GRACE
 
 
 @pytest.mark.parametrize("budget", [0.1, 0.4])
@@ -190,7 +196,7 @@ def test_checker_times_out_within_budget(budget):
     verdict = check_ltl("!(" + HARD_CONJ + ")", HARD_TRACE, notation="infix", symbols=NAMES, timeout=budget)
     elapsed = time.perf_counter() - start
     assert verdict is Verdict.UNKNOWN
-    assert elapsed <= budget * 1.1
+    assert elapsed <= budget * 1.1 + GRACE
 
 
 def test_lazy_expansion_solves_large_conjunctions_quickly():
@@ -200,3 +206,100 @@ def test_lazy_expansion_solves_large_conjunctions_quickly():
     # A trace that no word of which satisfies the conjunction is found quickly too.
     verdict = check_ltl("!(" + HARD_CONJ + ")", "cycle{1}", notation="infix", symbols=NAMES, timeout=5)
     assert verdict is Verdict.FAILS
+
+
+# --- regressions: verified minimisation, cache independence, deterministic work budget -------
+
+
+def test_minimisation_never_returns_an_unverified_lasso(monkeypatch):
+    """The literal loop used to leave its trial in the lasso when the budget ran out inside the
+    check of that trial (reported on this formula: ``1;!f;b;1;!b;{1}``, which fails)."""
+    f = parse_ltl("UUXaUbc&Ud&XeX!f!XX!UUXXf!a&!XXbb")
+    result = solve_ltl(f)
+    assert result.sat and check_ltl(f, result.trace) is Verdict.HOLDS, format_trace(result.trace)
+    # Budget 0 stops at the first look at the clock, here inside the trial that drops !b.
+    monkeypatch.setattr(ltl_engine, "_MINIMIZE_TICKS", 0)
+    result = solve_ltl("!b")
+    assert format_trace(result.trace) == "!b;{1}"
+
+
+def test_every_sat_trace_passes_the_checker_whatever_the_budget(monkeypatch):
+    """Invariant: solve_ltl never returns a "sat" trace that check_ltl rejects, also when the
+    minimiser or the whole call is cut short by a work budget at any point."""
+    rng = random.Random(15)
+    formulas = [random_ltl_formula(rng, (4, 25), 4) for _ in range(40)]
+    for budget in range(0, 320, 16):
+        monkeypatch.setattr(ltl_engine, "_MINIMIZE_TICKS", budget)
+        for f in formulas:
+            result = solve_ltl(f)
+            if result.sat:
+                assert check_ltl(f, result.trace) is Verdict.HOLDS, (budget, format_ltl(f), format_trace(result.trace))
+    monkeypatch.undo()
+    for f in formulas:
+        for max_work in (0, 40, 120, 400, 1500):
+            result = solve_ltl(f, max_work=max_work)
+            if result.sat:
+                assert check_ltl(f, result.trace) is Verdict.HOLDS, (max_work, format_ltl(f))
+
+
+def test_solver_result_does_not_depend_on_the_automaton_cache(monkeypatch):
+    """A check_ltl of the formula used to pre-expand the automaton the minimiser then reused, so
+    the minimiser got further within its work budget and the trace changed."""
+    monkeypatch.setattr(ltl_engine, "_MINIMIZE_TICKS", 16)  # a binding budget, as on large formulas
+    f = parse_ltl("!UX&dbU!0&UXX!XU!e0&cbX!!d")
+    clear_caches()
+    first = solve_ltl(f)
+    assert check_ltl(f, first.trace) is Verdict.HOLDS
+    assert check_ltl(f, FREE) is Verdict.FAILS  # expands even more of the cached automaton
+    assert solve_ltl(f) == first
+    rng = random.Random(16)
+    for budget in (16, 48, 100_000):
+        monkeypatch.setattr(ltl_engine, "_MINIMIZE_TICKS", budget)
+        for _ in range(30):
+            f = random_ltl_formula(rng, (5, 30), 5)
+            clear_caches()
+            cold = solve_ltl(f)
+            if cold.sat:
+                check_ltl(f, cold.trace)
+            check_ltl(f, FREE)
+            check_ltl(Not(f), FREE)
+            assert solve_ltl(f) == cold, (budget, format_ltl(f))
+
+
+def test_max_work_is_deterministic_and_independent_of_caches():
+    rng = random.Random(17)
+    formulas = [random_ltl_formula(rng, (10, 35), 5) for _ in range(25)]
+    budgets = (0, 30, 100, 300, 1000, 100_000)
+    clear_caches()
+    first = {(k, w): solve_ltl(f, max_work=w) for k, f in enumerate(formulas) for w in budgets}
+    assert {r.status for r in first.values()} >= {"timeout", "sat", "unsat"}
+    verdicts = {}
+    for k, f in enumerate(formulas):  # warm every cache, then ask again
+        solve_ltl(f)
+        check_ltl(f, FREE)
+        if first[k, 100_000].sat:
+            trace = first[k, 100_000].trace
+            verdicts[k] = [check_ltl(f, trace, max_work=w) for w in budgets]
+            assert verdicts[k][-1] is Verdict.HOLDS
+    assert any(Verdict.UNKNOWN in v for v in verdicts.values())
+    for (k, w), result in first.items():
+        assert solve_ltl(formulas[k], max_work=w) == result, (format_ltl(formulas[k]), w)
+    for k, expected in verdicts.items():
+        assert [check_ltl(formulas[k], first[k, 100_000].trace, max_work=w) for w in budgets] == expected
+    # A budget that is not reached changes nothing.
+    assert all(first[k, 100_000] == solve_ltl(f) for k, f in enumerate(formulas))
+
+
+def test_max_work_bounds_hard_instances_and_is_validated():
+    start = time.perf_counter()
+    result = solve_ltl(HARD_UNSAT, notation="infix", symbols=NAMES, max_work=20_000)
+    assert result.status == "timeout"
+    verdict = check_ltl("!(" + HARD_CONJ + ")", HARD_TRACE, notation="infix", symbols=NAMES, max_work=20_000)
+    assert verdict is Verdict.UNKNOWN
+    assert time.perf_counter() - start < 2.0
+    with pytest.raises(ValueError):
+        solve_ltl("a", max_work=-1)
+    with pytest.raises(ValueError):
+        check_ltl("a", "{a}", max_work=1.5)  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        solve_ltl("a", backend="spot", max_work=10)

@@ -9,14 +9,18 @@ from logic_oracle import all_completions_satisfy, eval_prop, is_satisfiable_prop
 
 from hf_symbolinv.logic import (
     LogicSyntaxError,
+    Not,
     check_assignment,
     evaluate_prop,
     format_assignment,
     format_prop,
     parse_prop,
     random_prop_formula,
+    rename_assignment,
+    rename_formula,
     solve_prop,
 )
+from hf_symbolinv.logic.prop import _solve_prop_sat, _solve_prop_table
 
 
 def _names(f) -> list[str]:
@@ -120,3 +124,69 @@ def test_many_free_symbols_use_the_sat_route():
     assert not check_assignment(f, {"p3": False})
     result = solve_prop(f)
     assert len(result.assignment) == 1 and check_assignment(f, result.assignment)
+
+
+# --- regression: solve_prop is canonical (it used to return whichever model the SAT solver found,
+# which varied with PYTHONHASHSEED and with the cached incremental solver) ----------------------
+
+
+def _reference_canonical(f):
+    """The documented definition, by brute force: first model with false before true over the
+    symbols in order of first appearance (stopping once it forces f), then drop literals in order."""
+    names = _names(f)
+    if not is_satisfiable_prop(f):
+        return None
+    model = {}
+    if not all_completions_satisfy(f, {}):
+        for name in names:
+            trial = {**model, name: False}
+            model = trial if not all_completions_satisfy(Not(f), trial) else {**model, name: True}
+            if all_completions_satisfy(f, model):
+                break
+    for name in names:
+        if name in model and all_completions_satisfy(f, {k: v for k, v in model.items() if k != name}):
+            del model[name]
+    return dict(sorted(model.items()))
+
+
+def test_solve_prop_is_the_canonical_assignment_whatever_was_solved_before():
+    rng = random.Random(24)
+    formulas = [random_prop_formula(rng, (1, 30), 5) for _ in range(300)]
+    expected = [_reference_canonical(f) for f in formulas]
+    for f in formulas:  # populate the SAT solver cache first
+        check_assignment(f, {}, method="sat")
+    for _ in range(2):
+        order = list(range(len(formulas)))
+        rng.shuffle(order)
+        for k in order:
+            assert solve_prop(formulas[k]).assignment == expected[k], format_prop(formulas[k])
+
+
+def test_solve_prop_is_rename_covariant():
+    rng = random.Random(25)
+    letters = list("abcde")
+    for _ in range(300):
+        f = random_prop_formula(rng, (1, 35), 5)
+        targets = rng.sample(["z", "y", "q", "m", "b", "p7", "long_name"], 5)  # sort order changes too
+        mapping = dict(zip(letters, targets))
+        result, renamed = solve_prop(f), solve_prop(rename_formula(f, mapping, kind="prop"))
+        assert renamed.status == result.status
+        if result.sat:
+            assert renamed.assignment == rename_assignment(result.assignment, mapping)
+            assert list(renamed.assignment) == sorted(renamed.assignment)
+
+
+def test_solve_prop_sat_route_agrees_with_the_table_route():
+    rng = random.Random(26)
+    for _ in range(150):
+        f = random_prop_formula(rng, (1, 40), 8)
+        names = _names(f)
+        assert _solve_prop_sat(f, names) == _solve_prop_table(f, names), format_prop(f)
+    # Over 16 symbols solve_prop takes the SAT route; the answer is still the canonical one.
+    names = [f"p{i}" for i in range(20)]
+    f = parse_prop(" | ".join(f"({a} & !{b})" for a, b in zip(names, names[1:])), "infix")
+    # false first: p0..p17 = 0 keep it satisfiable, then p18 = 1, p19 = 0 force it; p0..p17 drop out
+    assert solve_prop(f).assignment == {"p18": True, "p19": False}
+    g = parse_prop(" & ".join(f"({a} | {b})" for a, b in zip(names, names[1:])), "infix")
+    # p0 = 0 forces p1 = 1, p2 = 0 forces p3 = 1, ...; the zeros then drop out
+    assert solve_prop(g).assignment == {n: True for n in names[1::2]}
