@@ -29,6 +29,11 @@ from transformers.modeling_outputs import ModelOutput
 from .configuration_symbolinv import SymbolInvConfig
 
 
+#: Score penalty per rank of first appearance: far below any meaningful score difference, far above
+#: float rounding of the (bit-identical) scores it separates.
+TIE_BREAK = 1e-5
+
+
 # ---------------------------------------------------------------------------------------------------
 # Streams
 # ---------------------------------------------------------------------------------------------------
@@ -48,7 +53,8 @@ class StreamLayout:
 def stream_table(
     input_ids: torch.LongTensor, attention_mask: torch.Tensor | None, config: SymbolInvConfig
 ) -> tuple[torch.LongTensor, torch.BoolTensor]:
-    """Slots ``(B, S)`` (ascending, -1 where unused) and presence ``(B, S)`` of every sample's streams."""
+    """Slots ``(B, S)`` (in order of first appearance, -1 where unused) and presence ``(B, S)`` of every
+    sample's streams."""
     batch = input_ids.shape[0]
     device = input_ids.device
     if config.embedding_type != "streams":
@@ -60,9 +66,13 @@ def stream_table(
     is_symbol = input_ids >= num_base
     if attention_mask is not None:
         is_symbol = is_symbol & attention_mask.bool()
-    occurs = torch.zeros(batch, config.num_symbol_slots, dtype=torch.long, device=device)
-    occurs.scatter_add_(1, (input_ids - num_base).clamp(min=0), is_symbol.long())
-    occurs = occurs > 0
+    length = input_ids.shape[1]
+    slot_of_token = (input_ids - num_base).clamp(min=0)
+    # First position of every slot (length where it does not occur).
+    positions = torch.arange(length, device=device).expand(batch, length)
+    first = torch.full((batch, config.num_symbol_slots), length, dtype=torch.long, device=device)
+    first.scatter_reduce_(1, slot_of_token, torch.where(is_symbol, positions, length), reduce="amin")
+    occurs = first < length
     counts = occurs.sum(1)
     largest = int(counts.max()) if batch else 0
     if largest > config.max_streams:
@@ -72,8 +82,9 @@ def stream_table(
             "(raise SymbolInvConfig.max_streams to run it)"
         )
     width = max(largest, 1)
-    # Present slots first, in ascending order (a stable sort keeps slot order within each group).
-    order = torch.argsort((~occurs).to(torch.int8), dim=1, stable=True)[:, :width]
+    # Streams in order of first appearance: an order that renaming preserves, so a renamed input
+    # runs the very same computations (bit for bit) with the symbol columns permuted.
+    order = torch.argsort(first, dim=1, stable=True)[:, :width]
     present = torch.arange(width, device=device)[None, :] < counts[:, None]
     slots = torch.where(present, order, torch.full_like(order, -1))
     present[:, 0] |= counts == 0  # a symbol-free input still runs as one stream
@@ -237,7 +248,10 @@ class SymbolInvEmbedding(nn.Module):
         out[..., : self.num_base] = base
         owned = present & (slots >= 0)
         batch_idx, stream_idx = owned.nonzero(as_tuple=True)
-        own_scores = scores[batch_idx, stream_idx, :, self.num_base]
+        # Symbols of a symmetric input (|ab) score exactly alike; an answer must then not depend on
+        # which slot ids the names got. Streams are in order of first appearance, so a tiny penalty
+        # by that rank breaks such ties the same way under any renaming (ids would not).
+        own_scores = scores[batch_idx, stream_idx, :, self.num_base] - TIE_BREAK * stream_idx[:, None]
         out[batch_idx, :, self.num_base + slots[batch_idx, stream_idx]] = own_scores
         return self._never_emitted(out)
 

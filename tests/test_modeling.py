@@ -174,6 +174,35 @@ def test_logits_are_invariant_to_renaming(preset: str, overrides: dict, target_r
                                rtol=1e-5)
 
 
+def test_renaming_changes_nothing_but_the_symbol_columns_bit_for_bit() -> None:
+    """Streams run in order of first appearance, so a renamed batch repeats the same float operations."""
+    model = trained_tiny("prop-best", steps=5)
+    ids, mask, labels = mixed_batch("prop")
+    permutation = torch.randperm(model.config.num_symbol_slots, generator=torch.Generator().manual_seed(4))
+    with torch.no_grad():
+        original = model(input_ids=ids, attention_mask=mask, labels=labels).logits
+        renamed = model(input_ids=rename(ids, permutation, 10), attention_mask=mask,
+                        labels=rename(labels, permutation, 10)).logits
+    assert torch.equal(renamed, permute_symbol_columns(original, permutation, 10))
+
+
+def test_symmetric_inputs_break_ties_by_first_appearance_not_by_name() -> None:
+    """In |ab the two symbols are interchangeable: their scores tie exactly. The answer must still be
+    the renamed original under every renaming (a tie broken by slot id would pick by name)."""
+    model = trained_tiny("prop-best")
+    num_base = 10
+    symmetric = [[7, num_base + 0, num_base + 1], [8, 6, num_base + 2, num_base + 4, 6, num_base + 4, num_base + 2]]
+    for formula in symmetric:
+        ids, _ = batch_of([formula])
+        for permutation in (torch.tensor([1, 0, 4, 3, 2]), torch.tensor([4, 3, 2, 1, 0])):
+            full = torch.cat([permutation, torch.arange(5, model.config.num_symbol_slots)])
+            for kwargs in (dict(), dict(num_beams=3, num_return_sequences=3)):
+                original = model.generate(input_ids=ids, max_new_tokens=8, **kwargs)
+                renamed = model.generate(input_ids=rename(ids, full, num_base), max_new_tokens=8, **kwargs)
+                assert torch.equal(renamed, rename(original, full, num_base))
+        assert bool((original >= num_base).any())
+
+
 def test_fixed_embedding_baseline_is_not_invariant() -> None:
     model = tiny("ltl-vanilla", num_symbol_embeddings=26)
     num_base = model.config.num_base_tokens
