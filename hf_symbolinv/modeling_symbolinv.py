@@ -28,7 +28,6 @@ from transformers.modeling_outputs import ModelOutput
 
 from .configuration_symbolinv import SymbolInvConfig
 
-
 #: Score penalty per rank of first appearance: far below any meaningful score difference, far above
 #: float rounding of the (bit-identical) scores it separates.
 TIE_BREAK = 1e-5
