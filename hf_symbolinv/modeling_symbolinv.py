@@ -278,7 +278,7 @@ def tree_position_encoding(
     mask_rows = attention_mask.tolist() if attention_mask is not None else None
     index: list[int] = []
     for b, row in enumerate(ids_rows):
-        stack: list[list] = []  # [path, arity, children seen]
+        stack: list[list] = []  # [path, arity, children seen, position]
         done = False
         for j, token in enumerate(row):
             if (mask_rows is not None and not mask_rows[b][j]) or token in (config.eos_token_id, config.pad_token_id):
@@ -301,14 +301,15 @@ def tree_position_encoding(
                 index.append(((b * length + j) * max_steps + step) * 2 + direction)
             arity = arities[token] if token < num_base else 0
             if arity:
-                stack.append([path, arity, 0])
+                stack.append([path, arity, 0, j])
             elif not stack:
                 done = True
         if stack or not done:
+            where = (f"the operator at position {stack[-1][3]} (id {row[stack[-1][3]]}) is missing "
+                     f"{stack[-1][1] - stack[-1][2]} operand(s)" if stack else "it has no token")
             raise ValueError(
-                f"input {b} is not a complete formula in Polish notation: an operator is missing "
-                f"{stack[-1][1] - stack[-1][2] if stack else 1} operand(s). The tree position encoding "
-                "needs whole formulas; use encoder_position_encoding='rope' for other inputs."
+                f"input {b} is not a complete formula in Polish notation: {where}. The tree position "
+                "encoding needs whole formulas; use encoder_position_encoding='rope' for other inputs."
             )
     flat = torch.zeros(batch * length * max_steps * 2)
     flat[torch.tensor(index, dtype=torch.long)] = 1.0

@@ -303,7 +303,7 @@ def test_tree_position_encoding_follows_the_parse() -> None:
     assert encoding[2, :2].tolist() == [0.0, 1.0]  # X: right child of &
     assert encoding[3, :4].tolist() == [1.0, 0.0, 0.0, 1.0]  # b: child of X, which is right of &
     assert encoding[4].abs().sum() == 0 and encoding[:, 4:].abs().sum() == 0  # eos; nothing deeper
-    with pytest.raises(ValueError, match="not a complete formula"):
+    with pytest.raises(ValueError, match="not a complete formula.*operator at position 0 .* missing 1 operand"):
         tree_position_encoding(torch.tensor([[6, 13, 1]]), None, config)
 
 
