@@ -7,6 +7,7 @@ Python: its modules import no torch.
 
 from __future__ import annotations
 
+import os
 from importlib import import_module
 from typing import Any
 
@@ -60,5 +61,5 @@ def __getattr__(name: str) -> Any:
 
 # Data-generation worker processes only need the logic engine: they skip the registration, and so
 # never import torch (see dataset_builders.common.spawn_pool).
-if __import__("os").environ.get("HF_SYMBOLINV_LIGHT_IMPORT") != "1":
+if os.environ.get("HF_SYMBOLINV_LIGHT_IMPORT") != "1":
     register()
