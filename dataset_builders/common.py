@@ -42,6 +42,7 @@ import datasets
 import pyarrow.parquet as pq
 from tqdm.auto import tqdm
 
+from hf_symbolinv.files import write_atomic, write_text_atomic
 from hf_symbolinv.logic import Formula, LogicSyntaxError, SizeGate, compact_mapping, rename, symbols_of
 
 STATE_FILE = "state.json"
@@ -137,25 +138,11 @@ def fingerprint_of(params: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=f".{path.name}.", delete=False) as handle:
-        handle.write(text)
-        temporary = handle.name
-    os.replace(temporary, path)
-
-
 def write_parquet(dataset: datasets.Dataset, path: Path) -> None:
     """The dataset's Arrow table as Parquet (its schema carries the features), without the progress
     bar of ``Dataset.to_parquet``."""
     path.parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(dataset.data.table, path)
-
-
-def atomic_write_parquet(rows: list[dict[str, Any]], features: datasets.Features, path: Path) -> None:
-    temporary = path.with_name(f".{path.name}.tmp")
-    write_parquet(datasets.Dataset.from_list(rows, features=features), temporary)
-    os.replace(temporary, path)
 
 
 def read_parquet_rows(path: Path) -> list[dict[str, Any]]:
@@ -285,12 +272,13 @@ def generate(
     def commit(next_index: int) -> None:
         nonlocal pending
         if pending:
-            atomic_write_parquet(pending, features, workdir / f"chunk-{state.chunks:06d}.parquet")
+            chunk = datasets.Dataset.from_list(pending, features=features)
+            write_atomic(workdir / f"chunk-{state.chunks:06d}.parquet", lambda path: write_parquet(chunk, path))
             state.chunks += 1
         state.next_index = next_index
         state.accepted = sum(counts.values())
         state.counts, state.drops, state.notes = dict(counts), dict(drops), dict(notes)
-        atomic_write_text(state_path, state.to_json())
+        write_text_atomic(state_path, state.to_json())
         pending = []
 
     pool = None
