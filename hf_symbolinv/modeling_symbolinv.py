@@ -31,6 +31,8 @@ from .configuration_symbolinv import SymbolInvConfig
 #: Score penalty per rank of first appearance: far below any meaningful score difference, far above
 #: float rounding of the (bit-identical) scores it separates.
 TIE_BREAK = 1e-5
+#: Cache entries per decoder layer: per-stream and aggregated, for self- and for cross-attention.
+CACHE_SLOTS_PER_LAYER = 2
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -212,11 +214,11 @@ class SymbolInvEmbedding(nn.Module):
 
     def stream_ids(self, ids: torch.LongTensor, layout: StreamLayout) -> torch.LongTensor:
         """Row of each token in each stream, ``(N, L)``."""
-        if self.config.embedding_type != "streams":
-            return ids[layout.sample_index]
         per_stream = ids[layout.sample_index]
+        if self.config.embedding_type != "streams":
+            return per_stream
         is_symbol = per_stream >= self.num_base
-        own = is_symbol & (per_stream == self.num_base + layout.slot[:, None]) & (layout.slot[:, None] >= 0)
+        own = stream_symbol_mask(ids, layout, self.num_base)
         actual = torch.full_like(per_stream, self.num_base)
         return torch.where(own, actual, torch.where(is_symbol, actual + 1, per_stream))
 
@@ -491,14 +493,13 @@ class SymbolInvDecoderLayer(nn.Module):
         self.feed_forward = SymbolInvFeedForward(config.d_model, config.decoder_ffn_dim, config.activation_dropout)
         self.final_layer_norm = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
         self.dropout = config.dropout
-        self.cache_slots_per_layer = 2
         self.layer_index = layer_index
 
     def forward(self, hidden: torch.Tensor, ctx: _DecoderContext) -> torch.Tensor:
         cache = ctx.cache
         self_cache = cache.self_attention_cache if cache is not None else None
         cross_cache = cache.cross_attention_cache if cache is not None else None
-        base_slot = self.layer_index * self.cache_slots_per_layer
+        base_slot = self.layer_index * CACHE_SLOTS_PER_LAYER
         rope = dict(q_rotary=ctx.rotary, k_rotary=ctx.rotary)
         if self.self_attn is not None:
             hidden = self.self_attn(hidden, ctx.layout, mask=ctx.self_mask, causal=True, cache=self_cache,
@@ -728,7 +729,7 @@ class SymbolInvDecoder(SymbolInvPreTrainedModel):
             encoder_states = encoder_states[layout.padded_rows]
         past = 0
         if cache is not None:
-            needed = config.decoder_layers * 2
+            needed = config.decoder_layers * CACHE_SLOTS_PER_LAYER
             for sub in (cache.self_attention_cache, cache.cross_attention_cache):
                 while len(sub.layers) < needed:
                     sub.layers.append(DynamicLayer())
