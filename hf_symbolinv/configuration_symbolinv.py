@@ -11,8 +11,12 @@ from .vocabulary import EOS_ID, PAD_ID, START_ID, get_vocabulary
 ATTENTION_CODES = ("EP", "EA", "DP", "DA", "CP", "CA")
 AGGREGATED_CODES = ("EA", "DA", "CA")
 EMBEDDING_TYPES = ("streams", "fixed", "alpha_renaming", "random")
-ENCODER_POSITION_ENCODINGS = ("tree", "rope", "sinusoidal", "none")
-DECODER_POSITION_ENCODINGS = ("rope", "sinusoidal", "none")
+# ``automaton``: the forward weights of a diagonal complex unary automaton (fixed angles: exactly the
+# sinusoidal encoding); ``*_learned``: the automaton's angles or RoPE's frequencies are parameters.
+SEQUENCE_POSITION_ENCODINGS = ("rope", "rope_learned", "sinusoidal", "automaton", "automaton_learned", "none")
+ENCODER_POSITION_ENCODINGS = ("tree", *SEQUENCE_POSITION_ENCODINGS)
+DECODER_POSITION_ENCODINGS = SEQUENCE_POSITION_ENCODINGS
+STREAM_AGGREGATIONS = ("mean", "complex")
 LOSS_TYPES = ("adacos", "cross_entropy")
 RANDOM_EMBEDDING_METHODS = ("normal", "neighbouring", "hypercube")
 DEFAULT_MAX_SYMBOLS = 64
@@ -85,11 +89,19 @@ class SymbolInvConfig(PreTrainedConfig):
         embedding_type: ``streams`` (the SIT), ``fixed`` (one learned row per symbol),
             ``alpha_renaming`` (fixed rows, randomly permuted at each training forward) or ``random``
             (dual-part embeddings with random β, resampled at each training forward).
-        encoder_position_encoding: ``tree`` (over the Polish-notation parse), ``rope``, ``sinusoidal``
-            or ``none``. decoder_position_encoding: ``rope``, ``sinusoidal`` or ``none``.
+        encoder_position_encoding: ``tree`` (over the Polish-notation parse), ``rope``, ``rope_learned``
+            (learnable frequencies), ``sinusoidal``, ``automaton`` (a diagonal complex automaton's
+            forward weights; fixed angles equal ``sinusoidal``), ``automaton_learned`` (learnable
+            angles and phases) or ``none``. decoder_position_encoding: the same without ``tree``.
         feature_normalization: L2-normalise the embedding rows and the final features (cosine logits).
         loss_type: ``adacos`` (adaptive scale, saved as a buffer) or ``cross_entropy``.
         embedding_scale: multiply embeddings by √d_model.
+        stream_aggregation: how aggregated attention (EA, DA, CA) pools the present streams: ``mean``
+            (paper Alg. 2) or ``complex`` (per stream, ``aggregation_states`` magnitudes r and angles θ;
+            pooled ``[Σr / k, cos Σθ, sin Σθ]`` mapped back to d_model: a commutative complex multiset
+            automaton that can count modulo m, which a mean cannot). Both restore stream i's own state
+            at the positions of symbol i, and both are invariant to renaming.
+        aggregation_states: r/θ pairs of the ``complex`` aggregation (default ``d_model // 2``).
         max_streams: the most distinct symbols one input may contain.
         num_symbol_embeddings: learned symbol rows of the ``fixed`` and ``alpha_renaming`` baselines.
         token_arities: arity of each base token in Polish notation (for the tree encoding).
@@ -128,6 +140,8 @@ class SymbolInvConfig(PreTrainedConfig):
     loss_type: str = "adacos"
     adacos_max_scale: float = 100.0
     embedding_scale: bool = False
+    stream_aggregation: str = "mean"
+    aggregation_states: int | None = None
     max_streams: int = DEFAULT_MAX_SYMBOLS
     num_symbol_embeddings: int = 26
     random_embedding_method: str = "hypercube"
@@ -195,6 +209,14 @@ class SymbolInvConfig(PreTrainedConfig):
         if aggregated and self.embedding_type != "streams":
             fail("stream_attention", f"aggregated attention {aggregated} needs embedding_type='streams' "
                  f"(a {self.embedding_type!r} model has a single stream)")
+        if self.stream_aggregation not in STREAM_AGGREGATIONS:
+            fail("stream_aggregation",
+                 f"unknown value {self.stream_aggregation!r}; choose one of {STREAM_AGGREGATIONS}")
+        if self.stream_aggregation == "complex" and not aggregated:
+            fail("stream_aggregation", "'complex' pools streams for aggregated attention, but "
+                 f"{self.stream_attention!r} has none (add EA, DA or CA, or keep 'mean')")
+        if self.aggregation_states is not None and self.aggregation_states < 1:
+            fail("aggregation_states", f"must be at least 1, got {self.aggregation_states}")
         if self.encoder_position_encoding not in ENCODER_POSITION_ENCODINGS:
             fail("encoder_position_encoding", f"unknown value {self.encoder_position_encoding!r}; "
                  f"choose one of {ENCODER_POSITION_ENCODINGS}")
@@ -220,7 +242,7 @@ class SymbolInvConfig(PreTrainedConfig):
             heads = getattr(self, f"{side}_attention_heads")
             if heads < 1 or self.d_model % heads:
                 fail(f"{side}_attention_heads", f"{heads} does not divide d_model={self.d_model}")
-            if getattr(self, f"{side}_position_encoding") == "rope" and (self.d_model // heads) % 2:
+            if getattr(self, f"{side}_position_encoding").startswith("rope") and (self.d_model // heads) % 2:
                 fail(f"{side}_position_encoding", f"rope needs an even head size, got {self.d_model // heads}")
             if getattr(self, f"{side}_layers") < 1:
                 fail(f"{side}_layers", "must be at least 1")
@@ -236,6 +258,10 @@ class SymbolInvConfig(PreTrainedConfig):
                  f"choose one of {RANDOM_EMBEDDING_METHODS}")
         if self.embedding_type == "random" and not 0 < self.random_embedding_dim < self.d_model:
             fail("random_embedding_dim", f"{self.random_embedding_dim} must be between 1 and d_model - 1")
+
+    @property
+    def num_aggregation_states(self) -> int:
+        return self.aggregation_states or self.d_model // 2
 
     # ------------------------------------------------------------------ presets and (de)serialisation
     @classmethod

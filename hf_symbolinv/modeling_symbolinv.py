@@ -27,6 +27,7 @@ from transformers.cache_utils import Cache, DynamicCache, DynamicLayer, EncoderD
 from transformers.modeling_outputs import ModelOutput
 
 from .configuration_symbolinv import SymbolInvConfig
+from .multiset import ComplexMultisetPooling
 
 #: Score penalty per rank of first appearance: far below any meaningful score difference, far above
 #: float rounding of the (bit-identical) scores it separates.
@@ -51,6 +52,40 @@ class StreamLayout:
     all_present: bool
 
 
+def first_appearance_streams(
+    token_slots: torch.LongTensor, num_slots: int, max_streams: int
+) -> tuple[torch.LongTensor, torch.BoolTensor]:
+    """Streams of every sample from its tokens' symbol slots ``(B, L)`` (-1 for a base token or padding).
+
+    Returns slots ``(B, S)`` in order of first appearance (-1 where unused) and presence ``(B, S)``;
+    a sample without symbols gets one present stream of slot -1.
+    """
+    batch, length = token_slots.shape
+    device = token_slots.device
+    is_symbol = token_slots >= 0
+    # First position of every slot (length where it does not occur).
+    positions = torch.arange(length, device=device).expand(batch, length)
+    first = torch.full((batch, num_slots), length, dtype=torch.long, device=device)
+    first.scatter_reduce_(1, token_slots.clamp(min=0), torch.where(is_symbol, positions, length), reduce="amin")
+    occurs = first < length
+    counts = occurs.sum(1)
+    largest = int(counts.max()) if batch else 0
+    if largest > max_streams:
+        sample = int(counts.argmax())
+        raise ValueError(
+            f"input {sample} has {largest} distinct symbols, more than max_streams={max_streams} "
+            "(raise the config's max_streams to run it)"
+        )
+    width = max(largest, 1)
+    # Streams in order of first appearance: an order that renaming preserves, so a renamed input
+    # runs the very same computations (bit for bit) with the symbol columns permuted.
+    order = torch.argsort(first, dim=1, stable=True)[:, :width]
+    present = torch.arange(width, device=device)[None, :] < counts[:, None]
+    slots = torch.where(present, order, torch.full_like(order, -1))
+    present[:, 0] |= counts == 0  # a symbol-free input still runs as one stream
+    return slots, present
+
+
 def stream_table(
     input_ids: torch.LongTensor, attention_mask: torch.Tensor | None, config: SymbolInvConfig
 ) -> tuple[torch.LongTensor, torch.BoolTensor]:
@@ -63,33 +98,11 @@ def stream_table(
             torch.full((batch, 1), -1, dtype=torch.long, device=device),
             torch.ones(batch, 1, dtype=torch.bool, device=device),
         )
-    num_base = config.num_base_tokens
-    is_symbol = input_ids >= num_base
+    is_symbol = input_ids >= config.num_base_tokens
     if attention_mask is not None:
         is_symbol = is_symbol & attention_mask.bool()
-    length = input_ids.shape[1]
-    slot_of_token = (input_ids - num_base).clamp(min=0)
-    # First position of every slot (length where it does not occur).
-    positions = torch.arange(length, device=device).expand(batch, length)
-    first = torch.full((batch, config.num_symbol_slots), length, dtype=torch.long, device=device)
-    first.scatter_reduce_(1, slot_of_token, torch.where(is_symbol, positions, length), reduce="amin")
-    occurs = first < length
-    counts = occurs.sum(1)
-    largest = int(counts.max()) if batch else 0
-    if largest > config.max_streams:
-        sample = int(counts.argmax())
-        raise ValueError(
-            f"input {sample} has {largest} distinct symbols, more than max_streams={config.max_streams} "
-            "(raise SymbolInvConfig.max_streams to run it)"
-        )
-    width = max(largest, 1)
-    # Streams in order of first appearance: an order that renaming preserves, so a renamed input
-    # runs the very same computations (bit for bit) with the symbol columns permuted.
-    order = torch.argsort(first, dim=1, stable=True)[:, :width]
-    present = torch.arange(width, device=device)[None, :] < counts[:, None]
-    slots = torch.where(present, order, torch.full_like(order, -1))
-    present[:, 0] |= counts == 0  # a symbol-free input still runs as one stream
-    return slots, present
+    token_slots = torch.where(is_symbol, input_ids - config.num_base_tokens, -1)
+    return first_appearance_streams(token_slots, config.num_symbol_slots, config.max_streams)
 
 
 def make_layout(
@@ -114,18 +127,34 @@ def stream_symbol_mask(ids: torch.LongTensor, layout: StreamLayout, num_base: in
     return (per_stream == num_base + slot) & (slot >= 0)
 
 
-def aggregate_streams(hidden: torch.Tensor, symbol_mask: torch.BoolTensor, layout: StreamLayout) -> torch.Tensor:
-    """AggregateAPS (paper Alg. 2) for every sample: the mean of its present streams, with stream i's
-    own state restored where symbol i occurs. ``(N, L, d) -> (B, L, d)``. Sums commute, so the
-    result does not depend on the order of the streams (the invariance argument)."""
+def aggregate_streams(
+    hidden: torch.Tensor,
+    symbol_mask: torch.BoolTensor,
+    layout: StreamLayout,
+    pooling: ComplexMultisetPooling | None = None,
+) -> torch.Tensor:
+    """AggregateAPS (paper Alg. 2) for every sample: a commutative pooling of its present streams
+    (their mean, or the complex multiset pooling when given), with stream i's own state restored where
+    symbol i occurs. ``(N, L, d) -> (B, L, d)``. Sums commute, so the result does not depend on the
+    order of the streams (the invariance argument)."""
     batch = layout.num_samples
-    weighted = hidden if layout.all_present else hidden * layout.present[:, None, None].to(hidden.dtype)
-    total = hidden.new_zeros(batch, *hidden.shape[1:]).index_add_(0, layout.sample_index, weighted)
-    mean = total / layout.counts[:, None, None]
+    if pooling is not None:
+        pooled = pooling(hidden, layout.sample_index, batch, None if layout.all_present else layout.present)
+    else:
+        weighted = hidden if layout.all_present else hidden * layout.present[:, None, None].to(hidden.dtype)
+        total = hidden.new_zeros(batch, *hidden.shape[1:]).index_add_(0, layout.sample_index, weighted)
+        pooled = total / layout.counts[:, None, None]
     own = symbol_mask.unsqueeze(-1).to(hidden.dtype)
     restored = hidden.new_zeros(batch, *hidden.shape[1:]).index_add_(0, layout.sample_index, hidden * own)
     at_symbol = hidden.new_zeros(batch, hidden.shape[1]).index_add_(0, layout.sample_index, own.squeeze(-1))
-    return torch.where(at_symbol.unsqueeze(-1) > 0, restored, mean)
+    return torch.where(at_symbol.unsqueeze(-1) > 0, restored, pooled)
+
+
+def make_stream_pooling(config: SymbolInvConfig) -> ComplexMultisetPooling | None:
+    """The pooling of one aggregated attention: None for the parameter-free mean."""
+    if config.stream_aggregation == "complex":
+        return ComplexMultisetPooling(config.d_model, config.num_aggregation_states)
+    return None
 
 
 def to_padded(packed: torch.Tensor, layout: StreamLayout, width: int) -> torch.Tensor:
@@ -321,20 +350,100 @@ def tree_position_encoding(
     return encoding.to(input_ids.device)
 
 
+def initial_automaton_angles(pairs: int, device: torch.device | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Phases φ and transition angles θ for which the automaton encoding is the sinusoidal one:
+    φ = π/2, θ_j = -10000^(-j / pairs) (multiset-automata paper, §4.1)."""
+    steps = torch.arange(pairs, device=device, dtype=torch.float)
+    return torch.full((pairs,), math.pi / 2, device=device), -torch.exp(-math.log(10000.0) * steps / pairs)
+
+
+def automaton_encoding(positions: torch.Tensor, phases: torch.Tensor, angles: torch.Tensor, dim: int) -> torch.Tensor:
+    """Forward weights of a diagonal complex unary automaton with unit-modulus weights just before each
+    position, in real form: pair j is ``cos(φ_j + pθ_j), sin(φ_j + pθ_j)``. ``(T,) -> (T, dim)`` with all
+    first components, then all second ones (the sinusoidal layout), zero-padded to ``dim``."""
+    turned = phases[None, :] + positions.float()[:, None] * angles[None, :]
+    encoding = torch.cat([turned.cos(), turned.sin()], dim=-1)
+    return F.pad(encoding, (0, dim - encoding.shape[-1]))
+
+
 def sinusoidal_encoding(positions: torch.Tensor, dim: int) -> torch.Tensor:
-    """Classic sine/cosine position vectors, ``(T,) -> (T, dim)``."""
-    half = dim // 2
-    freq = torch.exp(-math.log(10000.0) * torch.arange(half, device=positions.device, dtype=torch.float) / half)
-    angles = positions.float()[:, None] * freq[None, :]
-    encoding = torch.cat([angles.sin(), angles.cos()], dim=-1)
-    return F.pad(encoding, (0, dim - 2 * half))
+    """Classic sine/cosine position vectors ``[sin pω, cos pω]``, ``(T,) -> (T, dim)``: the automaton
+    encoding at its initial angles."""
+    return automaton_encoding(positions, *initial_automaton_angles(dim // 2, positions.device), dim)
 
 
-def rotary_tables(positions: torch.Tensor, head_dim: int, theta: float) -> tuple[torch.Tensor, torch.Tensor]:
-    inv_freq = 1.0 / (theta ** (torch.arange(0, head_dim, 2, device=positions.device, dtype=torch.float) / head_dim))
-    angles = positions.float()[:, None] * inv_freq[None, :]
+def initial_rotary_frequencies(head_dim: int, theta: float, device: torch.device | None = None) -> torch.Tensor:
+    return 1.0 / (theta ** (torch.arange(0, head_dim, 2, device=device, dtype=torch.float) / head_dim))
+
+
+def rotary_tables(
+    positions: torch.Tensor, head_dim: int, theta: float, frequencies: torch.Tensor | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """cos and sin tables of RoPE, ``(T, head_dim)`` each; ``frequencies`` overrides the fixed ones."""
+    if frequencies is None:
+        frequencies = initial_rotary_frequencies(head_dim, theta, positions.device)
+    angles = positions.float()[:, None] * frequencies[None, :]
     angles = torch.cat([angles, angles], dim=-1)
     return angles.cos(), angles.sin()
+
+
+class LearnedPositionAngles(nn.Module):
+    """The learnable angles of a position encoding, initialised to the fixed encoding's values.
+
+    ``automaton_learned``: phases φ and transition angles θ of the automaton encoding (the paper's
+    "diagonal polar, learned angles"). ``rope_learned``: RoPE's frequencies.
+    """
+
+    def __init__(self, kind: str, d_model: int, num_heads: int, rope_theta: float) -> None:
+        super().__init__()
+        self.kind = kind
+        self.d_model = d_model
+        self.rope_theta = rope_theta
+        self.head_dim = d_model // num_heads
+        if kind == "automaton_learned":
+            self.phases = nn.Parameter(torch.empty(d_model // 2))
+            self.angles = nn.Parameter(torch.empty(d_model // 2))
+        elif kind == "rope_learned":
+            self.angles = nn.Parameter(torch.empty(self.head_dim // 2))
+        else:
+            raise ValueError(f"no learned angles for the position encoding {kind!r}")
+
+    def reset_parameters(self) -> None:
+        with torch.no_grad():
+            if self.kind == "automaton_learned":
+                phases, angles = initial_automaton_angles(self.d_model // 2, self.angles.device)
+                init.copy_(self.phases, phases)
+                init.copy_(self.angles, angles)
+            else:
+                init.copy_(self.angles, initial_rotary_frequencies(self.head_dim, self.rope_theta, self.angles.device))
+
+
+def make_position_angles(kind: str, config: SymbolInvConfig, num_heads: int) -> LearnedPositionAngles | None:
+    if kind.endswith("_learned"):
+        return LearnedPositionAngles(kind, config.d_model, num_heads, config.rope_theta)
+    return None
+
+
+def additive_position_encoding(
+    kind: str, positions: torch.Tensor, dim: int, learned: LearnedPositionAngles | None
+) -> torch.Tensor | None:
+    """The vectors added to the embeddings for ``sinusoidal`` / ``automaton*`` encodings, else None."""
+    if kind in ("sinusoidal", "automaton"):
+        return sinusoidal_encoding(positions, dim)
+    if kind == "automaton_learned":
+        return automaton_encoding(positions, learned.phases, learned.angles, dim)
+    return None
+
+
+def rotary_position_tables(
+    kind: str, positions: torch.Tensor, head_dim: int, theta: float, learned: LearnedPositionAngles | None
+) -> tuple[torch.Tensor, torch.Tensor] | None:
+    """RoPE tables for ``rope`` / ``rope_learned`` encodings, else None."""
+    if kind == "rope":
+        return rotary_tables(positions, head_dim, theta)
+    if kind == "rope_learned":
+        return rotary_tables(positions, head_dim, theta, learned.angles)
+    return None
 
 
 def apply_rotary(x: torch.Tensor, tables: tuple[torch.Tensor, torch.Tensor] | None) -> torch.Tensor:
@@ -427,11 +536,13 @@ class SymbolInvFeedForward(nn.Module):
 class SymbolInvSublayer(nn.Module):
     """Post-LN residual block around one attention: ``x = LN(x + Dropout(attention(x)))``."""
 
-    def __init__(self, config: SymbolInvConfig, num_heads: int) -> None:
+    def __init__(self, config: SymbolInvConfig, num_heads: int, aggregated: bool = False) -> None:
         super().__init__()
         self.attention = SymbolInvAttention(config.d_model, num_heads, config.attention_dropout)
         self.layer_norm = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
         self.dropout = config.dropout
+        # How an aggregated attention pools the streams into its keys and values.
+        self.pooling = make_stream_pooling(config) if aggregated else None
 
     def forward(self, hidden: torch.Tensor, layout: StreamLayout, **attention_kwargs) -> torch.Tensor:
         attended = self.attention(hidden, layout, **attention_kwargs)
@@ -451,7 +562,7 @@ class SymbolInvEncoderLayer(nn.Module):
         super().__init__()
         heads = config.encoder_attention_heads
         self.self_attn = SymbolInvSublayer(config, heads) if config.uses("EP") else None
-        self.aggregated_attn = SymbolInvSublayer(config, heads) if config.uses("EA") else None
+        self.aggregated_attn = SymbolInvSublayer(config, heads, aggregated=True) if config.uses("EA") else None
         self.feed_forward = SymbolInvFeedForward(config.d_model, config.encoder_ffn_dim, config.activation_dropout)
         self.final_layer_norm = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
         self.dropout = config.dropout
@@ -461,7 +572,7 @@ class SymbolInvEncoderLayer(nn.Module):
         if self.self_attn is not None:
             hidden = self.self_attn(hidden, ctx.layout, mask=ctx.key_mask, **rope)
         if self.aggregated_attn is not None:
-            view = aggregate_streams(hidden, ctx.symbol_mask, ctx.layout)
+            view = aggregate_streams(hidden, ctx.symbol_mask, ctx.layout, self.aggregated_attn.pooling)
             hidden = self.aggregated_attn(hidden, ctx.layout, kv_states=view, per_sample_kv=True,
                                           mask=ctx.key_mask, **rope)
         feed = self.feed_forward(hidden)
@@ -475,7 +586,7 @@ class _DecoderContext:
     self_mask: torch.Tensor | None
     rotary: tuple[torch.Tensor, torch.Tensor] | None
     encoder_states: torch.Tensor  # (N, Le, d) per-stream encoder output
-    encoder_view: torch.Tensor | None  # (B, Le, d) aggregated encoder output (for CA)
+    encoder_symbol_mask: torch.BoolTensor | None  # (N, Le) own-symbol positions in the input (for CA)
     cross_mask: torch.Tensor | None
     encoder_rotary: tuple[torch.Tensor, torch.Tensor] | None
     cache: EncoderDecoderCache | None
@@ -486,9 +597,9 @@ class SymbolInvDecoderLayer(nn.Module):
         super().__init__()
         heads = config.decoder_attention_heads
         self.self_attn = SymbolInvSublayer(config, heads) if config.uses("DP") else None
-        self.aggregated_attn = SymbolInvSublayer(config, heads) if config.uses("DA") else None
+        self.aggregated_attn = SymbolInvSublayer(config, heads, aggregated=True) if config.uses("DA") else None
         self.cross_attn = SymbolInvSublayer(config, heads) if config.uses("CP") else None
-        self.aggregated_cross_attn = SymbolInvSublayer(config, heads) if config.uses("CA") else None
+        self.aggregated_cross_attn = SymbolInvSublayer(config, heads, aggregated=True) if config.uses("CA") else None
         self.cross_order = config.cross_attention_modes
         self.feed_forward = SymbolInvFeedForward(config.d_model, config.decoder_ffn_dim, config.activation_dropout)
         self.final_layer_norm = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
@@ -507,7 +618,7 @@ class SymbolInvDecoderLayer(nn.Module):
         if self.aggregated_attn is not None:
             # The view at a position depends only on that position's stream states, so cached keys
             # of earlier positions stay valid while generating.
-            view = aggregate_streams(hidden, ctx.symbol_mask, ctx.layout)
+            view = aggregate_streams(hidden, ctx.symbol_mask, ctx.layout, self.aggregated_attn.pooling)
             hidden = self.aggregated_attn(hidden, ctx.layout, kv_states=view, per_sample_kv=True,
                                           mask=ctx.self_mask, causal=True, cache=self_cache,
                                           cache_index=base_slot + 1, **rope)
@@ -516,9 +627,15 @@ class SymbolInvDecoderLayer(nn.Module):
             sublayer = self.cross_attn if per_stream else self.aggregated_cross_attn
             index = base_slot + (0 if per_stream else 1)
             ready = bool(cache is not None and cache.is_updated.get(index, False))
+            if per_stream:
+                kv_states = ctx.encoder_states
+            elif ready:  # the aggregated encoder's keys and values are cached
+                kv_states = None
+            else:
+                kv_states = aggregate_streams(ctx.encoder_states, ctx.encoder_symbol_mask, ctx.layout, sublayer.pooling)
             hidden = sublayer(
                 hidden, ctx.layout,
-                kv_states=ctx.encoder_states if per_stream else ctx.encoder_view,
+                kv_states=kv_states,
                 per_sample_kv=not per_stream, mask=ctx.cross_mask,
                 q_rotary=ctx.rotary, k_rotary=ctx.encoder_rotary,
                 cache=cross_cache, cache_index=index, cache_ready=ready,
@@ -593,6 +710,8 @@ class SymbolInvPreTrainedModel(PreTrainedModel):
             if self.config.embedding_type == "random":
                 init.normal_(module.shared_symbol, mean=0.0, std=std)
                 init.copy_(module.random_vectors, module.sample_random_vectors())
+        elif isinstance(module, LearnedPositionAngles):
+            module.reset_parameters()
         elif isinstance(module, SymbolInvForConditionalGeneration):
             init.constant_(module.logit_scale, module.initial_logit_scale())
 
@@ -631,6 +750,8 @@ class SymbolInvEncoder(SymbolInvPreTrainedModel):
         # The embedding is owned by SymbolInvModel; keep a reference outside the module tree so the
         # weight is stored once.
         self.__dict__["_embedding"] = embedding
+        self.position_angles = make_position_angles(config.encoder_position_encoding, config,
+                                                    config.encoder_attention_heads)
         self.layers = nn.ModuleList(SymbolInvEncoderLayer(config) for _ in range(config.encoder_layers))
         self.post_init()
 
@@ -661,14 +782,15 @@ class SymbolInvEncoder(SymbolInvPreTrainedModel):
         hidden = embedding(input_ids, layout, rows)
         length = input_ids.shape[1]
         positions = torch.arange(length, device=input_ids.device)
-        rotary = None
-        if config.encoder_position_encoding == "tree":
+        kind = config.encoder_position_encoding
+        if kind == "tree":
             hidden = hidden + tree_position_encoding(input_ids, attention_mask, config).to(hidden.dtype)[
                 layout.sample_index]
-        elif config.encoder_position_encoding == "sinusoidal":
-            hidden = hidden + sinusoidal_encoding(positions, config.d_model).to(hidden.dtype)
-        elif config.encoder_position_encoding == "rope":
-            rotary = rotary_tables(positions, config.d_model // config.encoder_attention_heads, config.rope_theta)
+        added = additive_position_encoding(kind, positions, config.d_model, self.position_angles)
+        if added is not None:
+            hidden = hidden + added.to(hidden.dtype)
+        rotary = rotary_position_tables(kind, positions, config.d_model // config.encoder_attention_heads,
+                                        config.rope_theta, self.position_angles)
         hidden = F.dropout(hidden, p=config.dropout, training=self.training)
         key_mask = None
         if attention_mask is not None and not bool(attention_mask.all()):
@@ -695,6 +817,8 @@ class SymbolInvDecoder(SymbolInvPreTrainedModel):
     def __init__(self, config: SymbolInvConfig, embedding: SymbolInvEmbedding | None = None) -> None:
         super().__init__(config)
         self.__dict__["_embedding"] = embedding
+        self.position_angles = make_position_angles(config.decoder_position_encoding, config,
+                                                    config.decoder_attention_heads)
         self.layers = nn.ModuleList(SymbolInvDecoderLayer(config, i) for i in range(config.decoder_layers))
         self.post_init()
 
@@ -737,14 +861,15 @@ class SymbolInvDecoder(SymbolInvPreTrainedModel):
         steps = decoder_input_ids.shape[1]
         positions = torch.arange(past, past + steps, device=decoder_input_ids.device)
         hidden = embedding(decoder_input_ids, layout, rows)
-        rotary = encoder_rotary = None
-        if config.decoder_position_encoding == "sinusoidal":
-            hidden = hidden + sinusoidal_encoding(positions, config.d_model).to(hidden.dtype)
-        elif config.decoder_position_encoding == "rope":
-            head_dim = config.d_model // config.decoder_attention_heads
-            rotary = rotary_tables(positions, head_dim, config.rope_theta)
-            encoder_rotary = rotary_tables(
-                torch.arange(encoder_states.shape[1], device=hidden.device), head_dim, config.rope_theta)
+        kind = config.decoder_position_encoding
+        added = additive_position_encoding(kind, positions, config.d_model, self.position_angles)
+        if added is not None:
+            hidden = hidden + added.to(hidden.dtype)
+        head_dim = config.d_model // config.decoder_attention_heads
+        rotary = rotary_position_tables(kind, positions, head_dim, config.rope_theta, self.position_angles)
+        # Cross-attention rotates the encoder's keys by their positions with the decoder's frequencies.
+        encoder_rotary = rotary_position_tables(kind, torch.arange(encoder_states.shape[1], device=hidden.device),
+                                                head_dim, config.rope_theta, self.position_angles)
         hidden = F.dropout(hidden, p=config.dropout, training=self.training)
 
         self_mask = None
@@ -760,18 +885,16 @@ class SymbolInvDecoder(SymbolInvPreTrainedModel):
         cross_mask = None
         if attention_mask is not None and not bool(attention_mask.all()):
             cross_mask = attention_mask.bool()[layout.sample_index][:, None, None, :]
-        encoder_view = None
-        aggregated_cross_cached = cache is not None and cache.is_updated.get(1, False)
-        if config.uses("CA") and not aggregated_cross_cached:
-            encoder_symbols = stream_symbol_mask(encoder_outputs.input_ids, layout, config.num_base_tokens)
-            encoder_view = aggregate_streams(encoder_states, encoder_symbols, layout)
+        encoder_symbol_mask = None
+        if config.uses("CA"):
+            encoder_symbol_mask = stream_symbol_mask(encoder_outputs.input_ids, layout, config.num_base_tokens)
         ctx = _DecoderContext(
             layout=layout,
             symbol_mask=stream_symbol_mask(decoder_input_ids, layout, config.num_base_tokens),
             self_mask=self_mask,
             rotary=rotary,
             encoder_states=encoder_states,
-            encoder_view=encoder_view,
+            encoder_symbol_mask=encoder_symbol_mask,
             cross_mask=cross_mask,
             encoder_rotary=encoder_rotary,
             cache=cache,

@@ -14,7 +14,14 @@ import torch
 from transformers import AutoConfig, AutoModel, AutoModelForSeq2SeqLM, pipeline
 
 from hf_symbolinv import SymbolInvConfig, SymbolInvForConditionalGeneration, SymbolInvModel, SymbolInvTokenizer
-from hf_symbolinv.modeling_symbolinv import tree_position_encoding
+from hf_symbolinv.modeling_symbolinv import (
+    aggregate_streams,
+    automaton_encoding,
+    initial_automaton_angles,
+    make_layout,
+    make_stream_pooling,
+    tree_position_encoding,
+)
 from hf_symbolinv.vocabulary import get_vocabulary
 
 TINY = dict(d_model=16, encoder_layers=2, decoder_layers=2, encoder_attention_heads=2, decoder_attention_heads=2,
@@ -27,9 +34,9 @@ def tiny(preset: str, **overrides) -> SymbolInvForConditionalGeneration:
     return SymbolInvForConditionalGeneration(config).eval()
 
 
-def trained_tiny(preset: str, steps: int = 60) -> SymbolInvForConditionalGeneration:
+def trained_tiny(preset: str, steps: int = 60, **overrides) -> SymbolInvForConditionalGeneration:
     """A tiny model fitted for a few steps to ``mixed_batch``, so that it really emits symbols."""
-    model = tiny(preset)
+    model = tiny(preset, **overrides)
     ids, mask, labels = mixed_batch(model.config.vocabulary)
     optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
     model.train()
@@ -133,6 +140,12 @@ def test_baseline_presets_follow_table_5() -> None:
         (dict(feature_normalization=False), "loss_type"),
         (dict(encoder_attention_heads=3), "encoder_attention_heads"),
         (dict(loss_type="focal"), "loss_type"),
+        (dict(stream_aggregation="max"), "stream_aggregation"),
+        (dict(stream_aggregation="complex"), "stream_aggregation"),  # 'ltl' has no aggregated attention
+        (dict(stream_attention="EP-EA-DP-CP", aggregation_states=0), "aggregation_states"),
+        (dict(encoder_position_encoding="automaton_rope"), "encoder_position_encoding"),
+        (dict(decoder_position_encoding="rope_learned", decoder_attention_heads=8, d_model=24),
+         "decoder_position_encoding"),
     ],
 )
 def test_invalid_configs_name_the_field(overrides: dict, field: str) -> None:
@@ -149,6 +162,10 @@ INVARIANT_SETTINGS = [
     ("ltl-best", dict(encoder_position_encoding="rope")),
     ("ltl", dict(encoder_position_encoding="sinusoidal", decoder_position_encoding="sinusoidal")),
     ("ltl-best", dict(loss_type="cross_entropy")),
+    ("ltl-full", dict(stream_aggregation="complex")),  # complex pooling in EA, DA and CA
+    ("prop-best", dict(stream_aggregation="complex", aggregation_states=5)),
+    ("ltl-best", dict(encoder_position_encoding="automaton_learned", decoder_position_encoding="rope_learned")),
+    ("ltl", dict(encoder_position_encoding="rope_learned", decoder_position_encoding="automaton_learned")),
 ]
 
 
@@ -174,9 +191,10 @@ def test_logits_are_invariant_to_renaming(preset: str, overrides: dict, target_r
                                rtol=1e-5)
 
 
-def test_renaming_changes_nothing_but_the_symbol_columns_bit_for_bit() -> None:
+@pytest.mark.parametrize("aggregation", ["mean", "complex"])
+def test_renaming_changes_nothing_but_the_symbol_columns_bit_for_bit(aggregation: str) -> None:
     """Streams run in order of first appearance, so a renamed batch repeats the same float operations."""
-    model = trained_tiny("prop-best", steps=5)
+    model = trained_tiny("prop-best", steps=5, stream_aggregation=aggregation)
     ids, mask, labels = mixed_batch("prop")
     permutation = torch.randperm(model.config.num_symbol_slots, generator=torch.Generator().manual_seed(4))
     with torch.no_grad():
@@ -216,9 +234,10 @@ def test_fixed_embedding_baseline_is_not_invariant() -> None:
     assert not torch.allclose(renamed, expected, atol=1e-3)
 
 
-@pytest.mark.parametrize("preset", ["ltl-full", "prop-best"])
-def test_generation_is_invariant_to_renaming(preset: str) -> None:
-    model = trained_tiny(preset)
+@pytest.mark.parametrize("preset, overrides", [("ltl-full", {}), ("prop-best", {}),
+                                               ("ltl-full", dict(stream_aggregation="complex"))])
+def test_generation_is_invariant_to_renaming(preset: str, overrides: dict) -> None:
+    model = trained_tiny(preset, **overrides)
     num_base = model.config.num_base_tokens
     ids, mask, _ = mixed_batch(model.config.vocabulary, seed=3)
     permutation = torch.randperm(model.config.num_symbol_slots, generator=torch.Generator().manual_seed(5))
@@ -310,9 +329,12 @@ def test_tree_position_encoding_follows_the_parse() -> None:
 # --------------------------------------------------------------------------------------------------
 # Generation and caches
 # --------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("preset", ["ltl-full", "prop-best", "ltl-vanilla"])
-def test_cached_and_uncached_generation_agree(preset: str) -> None:
-    model = tiny(preset)
+@pytest.mark.parametrize("preset, overrides", [
+    ("ltl-full", {}), ("prop-best", {}), ("ltl-vanilla", {}), ("ltl-full", dict(stream_aggregation="complex")),
+    ("ltl", dict(decoder_position_encoding="automaton_learned")),
+])
+def test_cached_and_uncached_generation_agree(preset: str, overrides: dict) -> None:
+    model = tiny(preset, **overrides)
     ids, mask, _ = mixed_batch(model.config.vocabulary, seed=11)
     for kwargs in (dict(), dict(num_beams=3), dict(num_beams=3, num_return_sequences=3)):
         cached = model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=10, use_cache=True, **kwargs)
@@ -320,8 +342,9 @@ def test_cached_and_uncached_generation_agree(preset: str) -> None:
         assert torch.equal(cached, uncached)
 
 
-def test_step_logits_with_cache_match_a_full_forward() -> None:
-    model = tiny("ltl-full")
+@pytest.mark.parametrize("overrides", [{}, dict(stream_aggregation="complex", decoder_position_encoding="automaton")])
+def test_step_logits_with_cache_match_a_full_forward(overrides: dict) -> None:
+    model = tiny("ltl-full", **overrides)
     ids, mask, _ = mixed_batch("ltl", seed=2)
     out = model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=6, output_scores=True,
                          return_dict_in_generate=True)
@@ -330,6 +353,78 @@ def test_step_logits_with_cache_match_a_full_forward() -> None:
     for step, scores in enumerate(out.scores):
         finite = torch.isfinite(scores)
         torch.testing.assert_close(scores[finite], full[:, step][finite], atol=1e-4, rtol=1e-4)
+
+
+# --------------------------------------------------------------------------------------------------
+# Complex stream aggregation, automaton and learned position encodings
+# --------------------------------------------------------------------------------------------------
+def test_complex_aggregation_adds_only_its_pooling_parameters() -> None:
+    mean = SymbolInvForConditionalGeneration(SymbolInvConfig.from_preset("prop-best"))
+    complex_ = SymbolInvForConditionalGeneration(SymbolInvConfig.from_preset("prop-best", stream_aggregation="complex"))
+    # Per aggregated attention (6 EA + 6 DA): d -> 48 magnitudes, d -> 48 angles, 144 -> d.
+    per_pooling = 2 * (96 * 48 + 48) + (3 * 48 * 96 + 96)
+    extra = sum(p.numel() for p in complex_.parameters()) - sum(p.numel() for p in mean.parameters())
+    assert extra == 12 * per_pooling
+    names = {name for name, _ in complex_.named_parameters()} - {name for name, _ in mean.named_parameters()}
+    assert names and all(".pooling." in name for name in names)
+
+
+def test_complex_aggregation_pools_commutatively_and_restores_own_states() -> None:
+    torch.manual_seed(0)
+    config = SymbolInvConfig.from_preset("ltl-best", **TINY, stream_aggregation="complex")
+    pooling = make_stream_pooling(config)
+    hidden = torch.randn(5, 4, 16)  # sample 0: streams 0-2, sample 1: streams 3-4
+    slots, present = torch.tensor([[0, 1, 2], [0, 1, -1]]), torch.tensor([[True] * 3, [True, True, False]])
+    layout = make_layout(slots, present, packed=True, dtype=hidden.dtype)
+    own = torch.zeros(5, 4, dtype=torch.bool)
+    own[1, 2] = own[4, 0] = True  # stream 1's symbol at position 2 of sample 0; stream 4's at position 0
+    with torch.no_grad():
+        view = aggregate_streams(hidden, own, layout, pooling)
+        # Reversing the streams within each sample leaves the view unchanged.
+        order = torch.tensor([2, 1, 0, 4, 3])
+        reordered = aggregate_streams(hidden[order], own[order], layout, pooling)
+        mean_view = aggregate_streams(hidden, own, layout)
+        pooled = pooling(hidden, layout.sample_index, 2)
+    torch.testing.assert_close(view, reordered)
+    assert torch.equal(view[0, 2], hidden[1, 2]) and torch.equal(view[1, 0], hidden[4, 0])
+    torch.testing.assert_close(view[0, 0], pooled[0, 0])
+    assert not torch.allclose(view[0, 0], mean_view[0, 0])
+
+
+def test_automaton_encoding_with_fixed_angles_is_the_sinusoidal_encoding() -> None:
+    positions = torch.arange(50)
+    dim = 16
+    frequencies = 10000.0 ** (-torch.arange(dim // 2, dtype=torch.float) / (dim // 2))
+    expected = torch.cat([torch.sin(positions[:, None] * frequencies), torch.cos(positions[:, None] * frequencies)], 1)
+    phases, angles = initial_automaton_angles(dim // 2)
+    torch.testing.assert_close(automaton_encoding(positions, phases, angles, dim), expected, atol=1e-4, rtol=0)
+    # Any angles give a unit-modulus automaton: every pair stays on the unit circle.
+    turned = automaton_encoding(positions, torch.randn(8), torch.randn(8), dim)
+    torch.testing.assert_close(turned[:, :8] ** 2 + turned[:, 8:] ** 2, torch.ones(50, 8))
+
+
+def test_learned_angles_start_at_the_fixed_encoding_train_and_are_saved(tmp_path) -> None:
+    fixed = tiny("ltl", encoder_position_encoding="automaton", decoder_position_encoding="rope")
+    learned = tiny("ltl", encoder_position_encoding="automaton_learned", decoder_position_encoding="rope_learned")
+    missing = learned.load_state_dict(fixed.state_dict(), strict=False).missing_keys
+    assert sorted(missing) == ["model.decoder.position_angles.angles", "model.encoder.position_angles.angles",
+                               "model.encoder.position_angles.phases"]
+    ids, mask, labels = mixed_batch("ltl")
+    with torch.no_grad():
+        torch.testing.assert_close(learned(input_ids=ids, attention_mask=mask, labels=labels).logits,
+                                   fixed(input_ids=ids, attention_mask=mask, labels=labels).logits)
+    before = {name: p.detach().clone() for name, p in learned.named_parameters() if "position_angles" in name}
+    optimizer = torch.optim.SGD(learned.parameters(), lr=0.1)
+    learned.train()
+    learned(input_ids=ids, attention_mask=mask, labels=labels).loss.backward()
+    optimizer.step()
+    learned.eval()
+    assert all(not torch.equal(p, before[name]) for name, p in learned.named_parameters() if name in before)
+    learned.save_pretrained(tmp_path)
+    reloaded = SymbolInvForConditionalGeneration.from_pretrained(tmp_path).eval()
+    with torch.no_grad():
+        torch.testing.assert_close(reloaded(input_ids=ids, attention_mask=mask, labels=labels).logits,
+                                   learned(input_ids=ids, attention_mask=mask, labels=labels).logits)
 
 
 # --------------------------------------------------------------------------------------------------

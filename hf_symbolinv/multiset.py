@@ -1,0 +1,166 @@
+"""Commutative complex pooling of multisets: diagonal complex multiset automata (the
+multiset-automata paper, §5, "complex DeepSets").
+
+A diagonal complex multiset automaton gives every element x a complex weight ``exp(r(x)) · exp(iθ(x))``
+per state and multiplies them over the multiset. The product's log-magnitude is ``Σ r`` and its angle
+``Σ θ``, both sums, so the result does not depend on the order of the elements. Unlike a sum of real
+features, the angle wraps around: a product of rotations can count modulo m (the units digit of a
+sum, the parity of a xor), which a real sum followed by a small network cannot do at unseen sizes.
+
+The pooled vector of a group of k elements is ``[Σ r / k, cos Σ θ, sin Σ θ]`` (``3 · num_states``
+features; ``Σ r`` instead of the mean where the size itself matters, as in a sum of digits).
+
+This module imports only torch and is copied next to the weights by ``save_pretrained``.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+
+def complex_multiset_pool(
+    magnitudes: torch.Tensor,
+    angles: torch.Tensor,
+    group_index: torch.LongTensor,
+    num_groups: int,
+    present: torch.Tensor | None = None,
+    mean: bool = True,
+) -> torch.Tensor:
+    """Pool the elements of each group: ``(N, ..., n)`` twice -> ``(num_groups, ..., 3n)``.
+
+    ``group_index[j]`` is the group of element j; ``present`` (``(N,)`` bool) drops padding elements.
+    ``mean=True`` divides Σr by the group's number of present elements. Empty groups give
+    ``[0, 1, 0]`` (the automaton's initial weight) instead of dividing by zero.
+    """
+    if magnitudes.shape != angles.shape:
+        raise ValueError(f"magnitudes {tuple(magnitudes.shape)} and angles {tuple(angles.shape)} differ in shape")
+    if group_index.shape != magnitudes.shape[:1]:
+        raise ValueError(f"group_index has shape {tuple(group_index.shape)}; expected ({magnitudes.shape[0]},)")
+    if present is not None:
+        keep = present.to(magnitudes.dtype).reshape(-1, *([1] * (magnitudes.dim() - 1)))
+        magnitudes, angles = magnitudes * keep, angles * keep
+    shape = (num_groups, *magnitudes.shape[1:])
+    radius = magnitudes.new_zeros(shape).index_add_(0, group_index, magnitudes)
+    angle = angles.new_zeros(shape).index_add_(0, group_index, angles)
+    if mean:
+        ones = torch.ones_like(group_index, dtype=magnitudes.dtype) if present is None else present.to(
+            magnitudes.dtype)
+        counts = magnitudes.new_zeros(num_groups).index_add_(0, group_index, ones).clamp(min=1)
+        radius = radius / counts.reshape(-1, *([1] * (magnitudes.dim() - 1)))
+    return torch.cat([radius, angle.cos(), angle.sin()], dim=-1)
+
+
+class ComplexMultisetPooling(nn.Module):
+    """Linear maps to ``num_states`` magnitudes and angles per element, commutative complex pooling
+    per group, and a linear map of the pooled ``3 · num_states`` features to ``output_dim``.
+
+    ``forward(x, group_index, num_groups)`` maps ``(N, ..., input_dim)`` to
+    ``(num_groups, ..., output_dim)``; permuting the elements of a group never changes its output.
+    """
+
+    def __init__(self, input_dim: int, num_states: int, output_dim: int | None = None, mean: bool = True) -> None:
+        super().__init__()
+        if input_dim < 1 or num_states < 1:
+            raise ValueError(f"input_dim ({input_dim}) and num_states ({num_states}) must be positive")
+        self.num_states = num_states
+        self.mean = mean
+        self.magnitude = nn.Linear(input_dim, num_states)
+        self.angle = nn.Linear(input_dim, num_states)
+        self.output = nn.Linear(3 * num_states, output_dim or input_dim)
+
+    def forward(
+        self,
+        x: torch.Tensor,
+        group_index: torch.LongTensor,
+        num_groups: int,
+        present: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        pooled = complex_multiset_pool(self.magnitude(x), self.angle(x), group_index, num_groups, present, self.mean)
+        return self.output(pooled)
+
+
+
+# The digit tasks of §5 (sum of a multiset of digits; units digit of that sum). Both models take a padded
+# ``(batch, max_set_size)`` LongTensor of digits with 0 as padding. The embeddings have 11 rows as in the
+# DeepSets digit-sum code the paper took its baseline from (row 0 is the padding row, row 10 is never
+# used); keeping them gives the paper's parameter counts, 4,161 and 1,801.
+DIGIT_EMBEDDINGS = 11
+MAX_DIGIT = 9
+
+
+def check_digits(digits: torch.Tensor) -> torch.Tensor:
+    """Validate a padded ``(batch, max_set_size)`` tensor of digits 0..9 (0 = padding); return it as long.
+
+    Raises ValueError naming the shape, dtype, or first offending value and its ``[set, position]``.
+    """
+    if not isinstance(digits, torch.Tensor):
+        raise ValueError(f"digits must be a torch.Tensor, got {type(digits).__name__}")
+    if digits.dim() != 2:
+        raise ValueError(f"digits must have shape (batch, max_set_size); got shape {tuple(digits.shape)}")
+    if digits.dtype.is_floating_point or digits.dtype.is_complex or digits.dtype == torch.bool:
+        raise ValueError(f"digits must be an integer tensor; got dtype {digits.dtype}")
+    bad = (digits < 0) | (digits > MAX_DIGIT)
+    if bad.any():
+        row, column = (int(i) for i in bad.nonzero()[0])
+        raise ValueError(
+            f"digits must be 1..{MAX_DIGIT} (0 = padding); got {int(digits[row, column])} at set {row}, "
+            f"position {column}")
+    return digits.long()
+
+
+class DeepSets(nn.Module):
+    """The DeepSets digit-sum baseline (Zaheer et al. 2017) as the paper ran it: a real sum over the set.
+
+    Embedding(11, 100) -> Linear(100, 30) + tanh per element -> sum over the present elements ->
+    Linear(30, 1). The sum makes it order invariant and lets it count exactly (it extrapolates the sum of
+    digits to larger sets), but a linear map of a real sum cannot wrap around, so it cannot learn the
+    units digit of the sum. 4,161 parameters.
+    """
+
+    def __init__(self, embedding_dim: int = 100, hidden_dim: int = 30) -> None:
+        super().__init__()
+        self.embedding = nn.Embedding(DIGIT_EMBEDDINGS, embedding_dim)
+        self.hidden = nn.Linear(embedding_dim, hidden_dim)
+        self.output = nn.Linear(hidden_dim, 1)
+
+    def forward(self, digits: torch.Tensor) -> torch.Tensor:
+        """``(batch, max_set_size)`` digits (0 = padding) -> ``(batch,)`` predictions."""
+        digits = check_digits(digits)
+        features = torch.tanh(self.hidden(self.embedding(digits)))
+        # Mask rather than trust a zero padding row: tanh(bias) of a padding element is not zero.
+        present = (digits != 0).unsqueeze(-1).to(features.dtype)
+        return self.output((features * present).sum(dim=1)).squeeze(-1)
+
+
+class ComplexDeepSets(nn.Module):
+    """Complex DeepSets (the paper's §5): a diagonal complex multiset automaton with ``num_states`` states.
+
+    Each digit has, per state, a log-magnitude ``r`` and a pair ``(a, b)`` whose direction is its unit
+    complex weight (angle ``atan2(b, a)``): three Embedding(11, 50). The weights are multiplied over the
+    set (``Σ r``, ``cos Σ θ``, ``sin Σ θ`` through :func:`complex_multiset_pool`, sums rather than means so
+    that the size counts), and Linear(150, 1) reads the result. Rotations wrap around, so the model can
+    count modulo 10 and get the units digit of the sum right at any set size. 1,801 parameters.
+    """
+
+    def __init__(self, num_states: int = 50) -> None:
+        super().__init__()
+        self.log_magnitude = nn.Embedding(DIGIT_EMBEDDINGS, num_states)
+        self.real = nn.Embedding(DIGIT_EMBEDDINGS, num_states)
+        self.imaginary = nn.Embedding(DIGIT_EMBEDDINGS, num_states)
+        self.output = nn.Linear(3 * num_states, 1)
+
+    def forward(self, digits: torch.Tensor) -> torch.Tensor:
+        """``(batch, max_set_size)`` digits (0 = padding) -> ``(batch,)`` predictions."""
+        digits = check_digits(digits)
+        batch, size = digits.shape
+        flat = digits.reshape(-1)
+        # Only the direction of (a, b) matters, so the angle is all the pooling needs.
+        angles = torch.atan2(self.imaginary(flat), self.real(flat))
+        set_of_element = torch.arange(batch, device=digits.device).repeat_interleave(size)
+        pooled = complex_multiset_pool(
+            self.log_magnitude(flat), angles, set_of_element, batch, present=flat != 0, mean=False)
+        return self.output(pooled).squeeze(-1)
+
+
+__all__ = ["ComplexDeepSets", "ComplexMultisetPooling", "DeepSets", "check_digits", "complex_multiset_pool"]
