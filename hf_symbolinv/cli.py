@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import __version__
-from .cli_model import add_evaluate_parser, add_solve_parser, add_train_parser
+from .cli_model import add_convert_parser, add_evaluate_parser, add_solve_parser, add_train_parser
 
 _Subparsers = Any  # argparse's _SubParsersAction is private
 
@@ -151,7 +151,7 @@ def run_data_push(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------------------------------
 #: One parser-building function per subcommand, in the order ``--help`` lists them.
 SUBCOMMANDS: list[Callable[[_Subparsers], None]] = [
-    add_demo_parser, add_data_parser, add_train_parser, add_evaluate_parser, add_solve_parser,
+    add_demo_parser, add_data_parser, add_train_parser, add_evaluate_parser, add_solve_parser, add_convert_parser,
 ]
 
 

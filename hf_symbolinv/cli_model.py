@@ -1,4 +1,4 @@
-"""``symbolinv train``, ``symbolinv evaluate`` and ``symbolinv solve``: the model subcommands.
+"""``symbolinv train``, ``evaluate``, ``solve`` and ``convert``: the model subcommands.
 
 Same pattern as ``cli.py``: ``add_<name>_parser`` declares the arguments, ``run_<name>`` does the
 work and returns an exit status; heavy imports happen inside the handlers.
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -38,7 +39,10 @@ def add_train_parser(subparsers: _Subparsers) -> None:
                     "checkpoints that resume. The final model (with tokenizer and model card) goes to OUTPUT/model.",
     )
     parser.add_argument("--task", choices=sorted(TASK_OF_VOCABULARY), required=True)
-    parser.add_argument("--preset", required=True, help="e.g. prop-best, ltl-best, prop-vanilla, copy")
+    start = parser.add_mutually_exclusive_group(required=True)
+    start.add_argument("--preset", help="a new model with these settings, e.g. prop-best, ltl-best, prop-vanilla")
+    start.add_argument("--init-from", metavar="MODEL",
+                       help="fine-tune a saved model (e.g. the output of `symbolinv convert`) instead")
     parser.add_argument("--data", required=True, metavar="DIR",
                         help="dataset folder with train (and validation) splits")
     parser.add_argument("--output", required=True, metavar="DIR")
@@ -46,7 +50,10 @@ def add_train_parser(subparsers: _Subparsers) -> None:
                         help="override the preset's embedding (baselines; aggregated attention is dropped for them)")
     parser.add_argument("--set", dest="overrides", type=_field_value, nargs="*", default=[], metavar="FIELD=VALUE",
                         help="override config fields, e.g. d_model=32 encoder_layers=2")
-    parser.add_argument("--steps", type=int, default=1000)
+    length = parser.add_mutually_exclusive_group()
+    length.add_argument("--steps", type=int, default=None, help="optimizer steps (default 1000)")
+    length.add_argument("--epochs", type=float, default=None,
+                        help="passes over the train split instead of --steps (the fine-tuning recipe uses 1)")
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--grad-accum", type=int, default=1)
     parser.add_argument("--lr", type=float, default=1e-3)
@@ -71,22 +78,35 @@ def run_train(args: argparse.Namespace) -> int:
     from .training import SymbolInvDataCollator, semantic_metrics, tokenize_dataset
 
     set_seed(args.seed)
-    overrides = dict(args.overrides)
-    if args.embedding_type is not None:
-        overrides["embedding_type"] = args.embedding_type
-        if args.embedding_type != "streams":
-            codes = SymbolInvConfig.from_preset(args.preset).attention_codes
-            overrides.setdefault("stream_attention", "-".join(c for c in codes if c.endswith("P")))
-    try:
-        config = SymbolInvConfig.from_preset(args.preset, **overrides)
-    except (ValueError, TypeError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+    if args.init_from is not None:
+        if args.overrides or args.embedding_type is not None:
+            print("error: --set and --embedding-type build a new model; they cannot change one loaded with "
+                  "--init-from", file=sys.stderr)
+            return 2
+        from transformers import AutoTokenizer
+
+        folder = _resolve_model(args.init_from)
+        model = SymbolInvForConditionalGeneration.from_pretrained(folder)
+        config, tokenizer = model.config, AutoTokenizer.from_pretrained(folder)
+        origin = f"`{args.init_from}`"
+    else:
+        overrides = dict(args.overrides)
+        if args.embedding_type is not None:
+            overrides["embedding_type"] = args.embedding_type
+            if args.embedding_type != "streams":
+                codes = SymbolInvConfig.from_preset(args.preset).attention_codes
+                overrides.setdefault("stream_attention", "-".join(c for c in codes if c.endswith("P")))
+        try:
+            config = SymbolInvConfig.from_preset(args.preset, **overrides)
+        except (ValueError, TypeError) as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
+        tokenizer = SymbolInvTokenizer.from_preset(config.vocabulary, max_symbols=config.num_symbol_slots)
+        model = None
+        origin = f"preset `{args.preset}`"
     if TASK_OF_VOCABULARY[args.task] != config.vocabulary:
-        print(f"error: preset {args.preset!r} is for the {config.vocabulary!r} vocabulary, not task {args.task!r}",
-              file=sys.stderr)
+        print(f"error: {origin} is for the {config.vocabulary!r} vocabulary, not task {args.task!r}", file=sys.stderr)
         return 2
-    tokenizer = SymbolInvTokenizer.from_preset(config.vocabulary, max_symbols=config.num_symbol_slots)
     dataset = datasets.load_dataset(args.data)
     if "train" not in dataset:
         print(f"error: {args.data} has no train split (splits: {', '.join(dataset)})", file=sys.stderr)
@@ -97,11 +117,17 @@ def run_train(args: argparse.Namespace) -> int:
     if eval_name is not None:
         held_out = dataset[eval_name].select(range(min(args.eval_samples, len(dataset[eval_name]))))
         evaluation = tokenize_dataset(held_out, tokenizer)
-    model = SymbolInvForConditionalGeneration(config)
+    if model is None:
+        model = SymbolInvForConditionalGeneration(config)
+    steps = args.steps or 1000
+    if args.epochs is not None:
+        steps = max(1, math.ceil(args.epochs * len(train) / (args.batch_size * args.grad_accum)))
+        print(f"{args.epochs:g} epoch(s) of {len(train):,} samples = {steps} steps of batch "
+              f"{args.batch_size} x {args.grad_accum}")
     output = Path(args.output)
-    eval_steps = args.eval_steps or max(1, args.steps // 4)
+    eval_steps = args.eval_steps or max(1, steps // 4)
     training_args = Seq2SeqTrainingArguments(
-        output_dir=str(output / "checkpoints"), max_steps=args.steps, per_device_train_batch_size=args.batch_size,
+        output_dir=str(output / "checkpoints"), max_steps=steps, per_device_train_batch_size=args.batch_size,
         per_device_eval_batch_size=args.batch_size, gradient_accumulation_steps=args.grad_accum,
         learning_rate=args.lr, weight_decay=0.1, adam_beta2=0.95, lr_scheduler_type="cosine",
         warmup_steps=args.warmup_ratio, max_grad_norm=1.0,
@@ -127,7 +153,8 @@ def run_train(args: argparse.Namespace) -> int:
             report["mean_edit_distance"] = metrics["eval_edit_distance"]
     card = fill_model_card(
         config, args.task, model_ref=str(output / "model"), preset=args.preset,
-        training_data=f"`{args.data}` (train split, {len(train):,} samples); {args.steps} steps of batch "
+        training_data=f"`{args.data}` (train split, {len(train):,} samples); "
+                      + (f"fine-tuned from {origin}; " if args.init_from else "") + f"{steps} steps of batch "
                       f"{args.batch_size} x {args.grad_accum}, AdamW lr {args.lr}, cosine schedule.",
         report=report, split=eval_name or "test", parameters=sum(p.numel() for p in model.parameters()),
     )
@@ -299,3 +326,38 @@ def _as_logic(text: str, task: str, symbols: Any, answer: bool = False) -> str:
             logic.parse_prop(text, symbols=symbols))
     except logic.LogicSyntaxError:
         return text
+
+
+# ---------------------------------------------------------------------------------------------------
+# convert
+# ---------------------------------------------------------------------------------------------------
+def add_convert_parser(subparsers: _Subparsers) -> None:
+    parser = subparsers.add_parser(
+        "convert", help="retrofit a checkpoint into the stream architecture",
+        description="Convert a fixed-embedding model of this family into a SIT with the same tensors (paper §5.8: "
+                    "actual row <- the row of --actual, placeholder row <- the row of --placeholder, every other "
+                    "tensor one to one), or wrap a standard Hugging Face encoder-decoder checkpoint (BART, Marian, "
+                    "...) as a per-stream model. Prints the mapping; writes DST atomically. Fine-tune the result "
+                    "with `symbolinv train --init-from DST --epochs 1`.",
+    )
+    parser.add_argument("source", metavar="SRC", help="a saved model folder or a Hub model id")
+    parser.add_argument("destination", metavar="DST", help="folder to write the converted model and tokenizer to")
+    parser.add_argument("--actual", default="a", help="the symbol whose embedding becomes the actual row (default a)")
+    parser.add_argument("--placeholder", default="b",
+                        help="the symbol whose embedding becomes the placeholder row (default b)")
+    parser.add_argument("--symbols", default=None, metavar="REGEX",
+                        help="which token strings are interchangeable symbols (full match); family models keep "
+                             "their tokenizer's rule by default")
+    parser.set_defaults(handler=run_convert)
+
+
+def run_convert(args: argparse.Namespace) -> int:
+    from .convert import convert_checkpoint
+
+    try:
+        convert_checkpoint(args.source, args.destination, actual=args.actual, placeholder=args.placeholder,
+                           symbols=args.symbols)
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    return 0

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import random
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +12,7 @@ import pytest
 import torch
 from transformers import AutoModelForSeq2SeqLM, Seq2SeqTrainer, Seq2SeqTrainingArguments
 
-from hf_symbolinv import SymbolInvConfig, SymbolInvForConditionalGeneration, SymbolInvTokenizer, logic
+from hf_symbolinv import SymbolInvConfig, SymbolInvForConditionalGeneration, SymbolInvTokenizer
 from hf_symbolinv.cli import main
 from hf_symbolinv.evaluation import (
     alpha_covariance_of,
@@ -32,24 +31,6 @@ TINY = ["d_model=32", "encoder_layers=1", "decoder_layers=1", "encoder_attention
 
 def tiny_overrides() -> dict:
     return {k: json.loads(v) for k, v in (pair.split("=", 1) for pair in TINY)}
-
-
-@pytest.fixture(scope="module")
-def prop_data(tmp_path_factory) -> Path:
-    """A small propositional dataset in the layout `symbolinv data build` writes."""
-    rng = random.Random(0)
-    rows = []
-    while len(rows) < 240:
-        formula = logic.random_prop_formula(rng, (3, 9), 3)
-        result = logic.solve_prop(formula)
-        if result.sat and not result.valid:
-            rows.append({"input": logic.format_prop(formula), "target": logic.format_assignment(result.assignment),
-                         "num_symbols": len(logic.symbols_of(formula, kind="prop")),
-                         "size": logic.formula_size(formula, kind="prop")})
-    folder = tmp_path_factory.mktemp("prop-data")
-    for name, part in (("train", rows[:200]), ("validation", rows[200:220]), ("test", rows[220:])):
-        datasets.Dataset.from_list(part).to_parquet(str(folder / "data" / f"{name}-00000-of-00001.parquet"))
-    return folder
 
 
 def _losses(log_history: list[dict]) -> list[float]:
