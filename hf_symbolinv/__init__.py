@@ -20,6 +20,8 @@ _LAZY = {
     "SymbolInvForConditionalGeneration": "modeling_symbolinv",
     "SymbolInvPreTrainedModel": "modeling_symbolinv",
     "SymbolInvTokenizer": "tokenization_symbolinv",
+    "SymbolInvWrapperConfig": "configuration_symbolinv_wrapper",
+    "SymbolInvWrapperForConditionalGeneration": "modeling_symbolinv_wrapper",
     "SymbolicGenerationPipeline": "pipeline_symbolinv",
     "SymbolRule": "symbols",
     "VOCABULARIES": "vocabulary",
@@ -35,7 +37,9 @@ def register() -> None:
     from transformers import AutoConfig, AutoModel, AutoModelForSeq2SeqLM, AutoTokenizer
 
     from .configuration_symbolinv import SymbolInvConfig
+    from .configuration_symbolinv_wrapper import SymbolInvWrapperConfig
     from .modeling_symbolinv import SymbolInvForConditionalGeneration, SymbolInvModel
+    from .modeling_symbolinv_wrapper import SymbolInvWrapperForConditionalGeneration
     from .pipeline_symbolinv import register_pipeline
     from .tokenization_symbolinv import SymbolInvTokenizer
 
@@ -43,12 +47,17 @@ def register() -> None:
     AutoModel.register(SymbolInvConfig, SymbolInvModel, exist_ok=True)
     AutoModelForSeq2SeqLM.register(SymbolInvConfig, SymbolInvForConditionalGeneration, exist_ok=True)
     AutoTokenizer.register(SymbolInvConfig, slow_tokenizer_class=SymbolInvTokenizer, exist_ok=True)
+    # The wrapper around a pretrained seq2seq checkpoint (its tokenizer is the wrapped model's own).
+    AutoConfig.register(SymbolInvWrapperConfig.model_type, SymbolInvWrapperConfig, exist_ok=True)
+    AutoModelForSeq2SeqLM.register(SymbolInvWrapperConfig, SymbolInvWrapperForConditionalGeneration, exist_ok=True)
     # save_pretrained then copies the model files next to the weights and writes auto_map, so the
     # folder loads with trust_remote_code=True where this package is not installed.
     SymbolInvConfig.register_for_auto_class()
     SymbolInvModel.register_for_auto_class("AutoModel")
     SymbolInvForConditionalGeneration.register_for_auto_class("AutoModelForSeq2SeqLM")
     SymbolInvTokenizer.register_for_auto_class("AutoTokenizer")
+    SymbolInvWrapperConfig.register_for_auto_class()
+    SymbolInvWrapperForConditionalGeneration.register_for_auto_class("AutoModelForSeq2SeqLM")
     register_pipeline()
     _registered = True
 

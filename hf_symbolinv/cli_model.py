@@ -54,6 +54,8 @@ def add_train_parser(subparsers: _Subparsers) -> None:
     length.add_argument("--steps", type=int, default=None, help="optimizer steps (default 1000)")
     length.add_argument("--epochs", type=float, default=None,
                         help="passes over the train split instead of --steps (the fine-tuning recipe uses 1)")
+    parser.add_argument("--max-train-samples", type=int, default=None, metavar="N",
+                        help="train on the first N samples of the train split only")
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--grad-accum", type=int, default=1)
     parser.add_argument("--lr", type=float, default=1e-3)
@@ -112,7 +114,10 @@ def run_train(args: argparse.Namespace) -> int:
         print(f"error: {args.data} has no train split (splits: {', '.join(dataset)})", file=sys.stderr)
         return 2
     eval_name = next((name for name in ("validation", "val", "test") if name in dataset), None)
-    train = tokenize_dataset(dataset["train"], tokenizer)
+    train_split = dataset["train"]
+    if args.max_train_samples is not None:
+        train_split = train_split.select(range(min(args.max_train_samples, len(train_split))))
+    train = tokenize_dataset(train_split, tokenizer)
     evaluation = None
     if eval_name is not None:
         held_out = dataset[eval_name].select(range(min(args.eval_samples, len(dataset[eval_name]))))
