@@ -72,6 +72,9 @@ def fill_model_card(config: Any, task: str, model_ref: str = "path/to/model", pr
         task=task, task_description=TASK_DESCRIPTIONS[task], embedding_description=embedding_description,
         intended_use=INTENDED_USE[task], model_ref=model_ref, example_input=EXAMPLES[task],
         preset=preset or "custom", embedding_type=config.embedding_type, stream_attention=config.stream_attention,
+        stream_aggregation=(f"complex multiset pooling ({config.num_aggregation_states} states)"
+                            if config.stream_aggregation == "complex" else "mean")
+        if any(code.endswith("A") for code in config.attention_codes) else "none (no aggregated attention)",
         d_model=config.d_model, layers=f"{config.encoder_layers}+{config.decoder_layers}",
         heads=config.encoder_attention_heads, ffn=config.encoder_ffn_dim,
         position_encodings=f"{config.encoder_position_encoding}, {config.decoder_position_encoding}",

@@ -68,7 +68,7 @@ from transformers.models.auto.modeling_auto import MODEL_FOR_SEQ_TO_SEQ_CAUSAL_L
 from transformers.utils import logging
 
 from .configuration_symbolinv_wrapper import SymbolInvWrapperConfig
-from .modeling_symbolinv import TIE_BREAK, first_appearance_streams
+from .modeling_symbolinv import TIE_BREAK, first_appearance_streams, shift_tokens_right
 
 logger = logging.get_logger(__name__)
 
@@ -183,13 +183,6 @@ def _to_padded(row_tensor: torch.Tensor, rows: _StreamRows) -> torch.Tensor:
     padded = row_tensor.new_zeros(rows.batch * rows.width, *row_tensor.shape[1:])
     padded[rows.flat_index] = row_tensor
     return padded.reshape(rows.batch, rows.width, *row_tensor.shape[1:])
-
-
-def _shift_tokens_right(labels: torch.LongTensor, pad_token_id: int, decoder_start_token_id: int) -> torch.LongTensor:
-    shifted = labels.new_zeros(labels.shape)
-    shifted[:, 1:] = labels[:, :-1]
-    shifted[:, 0] = decoder_start_token_id
-    return shifted.masked_fill(shifted == -100, pad_token_id)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -383,7 +376,7 @@ class SymbolInvWrapperForConditionalGeneration(PreTrainedModel, GenerationMixin)
         return self.wrapped.resize_token_embeddings(*args, **kwargs)
 
     def prepare_decoder_input_ids_from_labels(self, labels: torch.Tensor) -> torch.Tensor:
-        return _shift_tokens_right(labels, self.config.pad_token_id, self.config.decoder_start_token_id)
+        return shift_tokens_right(labels, self.config.pad_token_id, self.config.decoder_start_token_id)
 
     def _symbol_ids(self, device: torch.device) -> torch.LongTensor:
         return self._slot_table(device)[1]
