@@ -82,9 +82,9 @@ class ComplexMultisetPooling(nn.Module):
 
 
 # The digit tasks of §5 (sum of a multiset of digits; units digit of that sum). Both models take a padded
-# ``(batch, max_set_size)`` LongTensor of digits with 0 as padding. The embeddings have 11 rows as in the
-# DeepSets digit-sum code the paper took its baseline from (row 0 is the padding row, row 10 is never
-# used); keeping them gives the paper's parameter counts, 4,161 and 1,801.
+# ``(batch, max_set_size)`` LongTensor of digits with 0 as padding. The embeddings have 11 rows (row 0
+# belongs to the padding, which is masked out, and row 10 is never used): that is what gives the paper's
+# parameter counts, 4,161 and 1,801.
 DIGIT_EMBEDDINGS = 11
 MAX_DIGIT = 9
 
@@ -127,7 +127,9 @@ class DeepSets(nn.Module):
     def forward(self, digits: torch.Tensor) -> torch.Tensor:
         """``(batch, max_set_size)`` digits (0 = padding) -> ``(batch,)`` predictions."""
         digits = check_digits(digits)
-        features = torch.tanh(self.hidden(self.embedding(digits)))
+        # An element's features depend on its digit alone: compute them once per embedding row and look
+        # them up, the same function as embedding every element but several times cheaper to train.
+        features = nn.functional.embedding(digits, torch.tanh(self.hidden(self.embedding.weight)))
         # Mask rather than trust a zero padding row: tanh(bias) of a padding element is not zero.
         present = (digits != 0).unsqueeze(-1).to(features.dtype)
         return self.output((features * present).sum(dim=1)).squeeze(-1)
@@ -141,22 +143,32 @@ class ComplexDeepSets(nn.Module):
     set (``Σ r``, ``cos Σ θ``, ``sin Σ θ`` through :func:`complex_multiset_pool`, sums rather than means so
     that the size counts), and Linear(150, 1) reads the result. Rotations wrap around, so the model can
     count modulo 10 and get the units digit of the sum right at any set size. 1,801 parameters.
+
+    ``r``, ``a`` and ``b`` start from N(0, ``init_std``²) rather than the embeddings' N(0, 1). A small
+    ``(a, b)`` makes each optimizer step turn the angle further (by about step / |(a, b)|), which is what
+    lets the states find the rotations by multiples of 2π/10 (the pair grows as training goes on, so the
+    turns get finer by themselves); a small ``r`` keeps ``Σ r`` of a 50-digit set from swamping the
+    output at the start. Trained on the units digit as in ``examples/multiset_digits.py`` (at most 30
+    epochs), 11 of 16 seeds stalled short of 100% from N(0, 1), 3 of 16 from N(0, 0.1²).
     """
 
-    def __init__(self, num_states: int = 50) -> None:
+    def __init__(self, num_states: int = 50, init_std: float = 0.1) -> None:
         super().__init__()
         self.log_magnitude = nn.Embedding(DIGIT_EMBEDDINGS, num_states)
         self.real = nn.Embedding(DIGIT_EMBEDDINGS, num_states)
         self.imaginary = nn.Embedding(DIGIT_EMBEDDINGS, num_states)
         self.output = nn.Linear(3 * num_states, 1)
+        for embedding in (self.log_magnitude, self.real, self.imaginary):
+            nn.init.normal_(embedding.weight, std=init_std)
 
     def forward(self, digits: torch.Tensor) -> torch.Tensor:
         """``(batch, max_set_size)`` digits (0 = padding) -> ``(batch,)`` predictions."""
         digits = check_digits(digits)
         batch, size = digits.shape
         flat = digits.reshape(-1)
-        # Only the direction of (a, b) matters, so the angle is all the pooling needs.
-        angles = torch.atan2(self.imaginary(flat), self.real(flat))
+        # Only the direction of (a, b) matters, so the angle is all the pooling needs; computed once per
+        # embedding row and looked up, as it depends on the digit alone.
+        angles = nn.functional.embedding(flat, torch.atan2(self.imaginary.weight, self.real.weight))
         set_of_element = torch.arange(batch, device=digits.device).repeat_interleave(size)
         pooled = complex_multiset_pool(
             self.log_magnitude(flat), angles, set_of_element, batch, present=flat != 0, mean=False)
