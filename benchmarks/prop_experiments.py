@@ -87,9 +87,14 @@ def run_once(out: Path, name: str, make_model: Callable[[], Path], tests: dict, 
     return report
 
 
-def train(out: Path, name: str, data: Path, steps: int, batch_size: int, *flags: str) -> Path:
+def train(out: Path, name: str, data: Path, steps: int, batch_size: int, *flags: str, overrides: list[str]) -> Path:
+    """``symbolinv train`` one model; ``overrides`` (FIELD=VALUE) go after the run's own ``--set`` values."""
+    own = list(flags[flags.index("--set") + 1:]) if "--set" in flags else []
+    flags = flags[: flags.index("--set")] if "--set" in flags else flags
+    settings = own + overrides
     argv = ["train", "--task", "prop", "--data", str(data), "--output", str(out / "runs" / name),
-            "--steps", str(steps), "--batch-size", str(batch_size), *TRAIN_FLAGS, *flags]
+            "--steps", str(steps), "--batch-size", str(batch_size), *TRAIN_FLAGS, *flags,
+            *(["--set", *settings] if settings else [])]
     if symbolinv(argv) != 0:
         raise SystemExit(f"training {name} failed")
     return out / "runs" / name / "model"
@@ -100,7 +105,8 @@ def experiment_convert(args: argparse.Namespace, tests: dict) -> tuple[list[dict
     finetune_steps = -(-args.finetune_samples // batch)
     runs = [
         run_once(out, "vanilla", lambda: train(out, "vanilla", data, args.steps, batch, "--preset", "prop",
-                                               "--embedding-type", "fixed", "--set", "num_symbol_embeddings=5"),
+                                               "--embedding-type", "fixed", "--set", "num_symbol_embeddings=5",
+                                               overrides=args.overrides),
                  tests, args.beam, f"fixed embeddings (5 symbol rows), {args.steps} steps"),
         run_once(out, "converted", lambda: convert_and_finetune(
             out / "runs" / "vanilla" / "model", out / "runs" / "converted", data, "prop", epochs=1.0,
@@ -110,7 +116,7 @@ def experiment_convert(args: argparse.Namespace, tests: dict) -> tuple[list[dict
         run_once(out, "converted-no-finetune", lambda: out / "runs" / "converted" / "converted",
                  tests, args.beam, "vanilla converted, no fine-tuning"),
         run_once(out, "scratch", lambda: train(out, "scratch", data, args.steps + finetune_steps, batch,
-                                               "--preset", "prop"),
+                                               "--preset", "prop", overrides=args.overrides),
                  tests, args.beam, f"SIT from scratch, {args.steps + finetune_steps} steps"),
     ]
     title = "Converting a vanilla checkpoint and fine-tuning it (paper §5.8, Table 4), CPU scale"
@@ -119,12 +125,13 @@ def experiment_convert(args: argparse.Namespace, tests: dict) -> tuple[list[dict
 
 def experiment_aggregation(args: argparse.Namespace, tests: dict) -> tuple[list[dict], str]:
     out, data, batch = args.out, args.data_dir / "prop-35", args.batch_size
+    chosen = [name for name in ("mean", "complex") if not args.only or name in args.only]
     runs = [
         run_once(out, aggregation, lambda aggregation=aggregation: train(
             out, aggregation, data, args.steps, batch, "--preset", "prop-best",
-            "--set", f"stream_aggregation={aggregation}"), tests, args.beam,
+            "--set", f"stream_aggregation={aggregation}", overrides=args.overrides), tests, args.beam,
             f"prop-best, stream_aggregation={aggregation}, {args.steps} steps")
-        for aggregation in ("mean", "complex")
+        for aggregation in chosen
     ]
     return runs, "prop-best: mean against complex stream aggregation, CPU scale"
 
@@ -141,7 +148,8 @@ def markdown(title: str, runs: list[dict], args: argparse.Namespace, machine: st
         f"Data: 5-symbol `prop-35` training split; test: first {args.test_samples} samples of the 5-symbol and of "
         f"the 10-symbol test sets; beam search ({args.beam}), first answer judged by the checker. Training: "
         f"`symbolinv train` (AdamW lr 1e-3, weight decay 0.1, cosine schedule, 5% warm-up), batch "
-        f"{args.batch_size}, seed 0. Wall time {minutes:.1f} min.", "",
+        f"{args.batch_size}, seed 0. Wall time {minutes:.1f} min."
+        + (f" Config overrides for every model: `{' '.join(args.overrides)}`." if args.overrides else ""), "",
         "| model | how | parameters | train min | 5 sym correct | 5 sym exact | 10 sym correct | 10 sym exact "
         "| alpha-cov 3/4/5 |",
         "|---|---|---|---|---|---|---|---|---|",
@@ -172,6 +180,12 @@ def main() -> int:
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--beam", type=int, default=3)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--only", nargs="*", default=[], metavar="RUN",
+                        help="aggregation: run only these of mean / complex (run them as parallel processes; a last "
+                             "invocation without --only collects both)")
+    parser.add_argument("--set", dest="overrides", nargs="*", default=[], metavar="FIELD=VALUE",
+                        help="config overrides for every trained model, e.g. d_model=64 encoder_layers=3 (a smaller "
+                             "model that gets further in the same CPU time)")
     args = parser.parse_args()
     args.steps = args.steps or (600 if args.experiment == "convert" else 400)
     args.command = "python " + " ".join(sys.argv)
