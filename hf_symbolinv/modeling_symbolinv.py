@@ -590,6 +590,16 @@ class _DecoderContext:
     cross_mask: torch.Tensor | None
     encoder_rotary: tuple[torch.Tensor, torch.Tensor] | None
     cache: EncoderDecoderCache | None
+    mean_encoder_view: torch.Tensor | None = None  # computed by the first CA layer that needs it
+
+    def aggregated_encoder(self, pooling: ComplexMultisetPooling | None) -> torch.Tensor:
+        """The aggregated encoder output ``(B, Le, d)`` for a CA layer: the parameter-free mean is the
+        same for every layer and computed once; a complex pooling is the layer's own."""
+        if pooling is not None:
+            return aggregate_streams(self.encoder_states, self.encoder_symbol_mask, self.layout, pooling)
+        if self.mean_encoder_view is None:
+            self.mean_encoder_view = aggregate_streams(self.encoder_states, self.encoder_symbol_mask, self.layout)
+        return self.mean_encoder_view
 
 
 class SymbolInvDecoderLayer(nn.Module):
@@ -632,7 +642,7 @@ class SymbolInvDecoderLayer(nn.Module):
             elif ready:  # the aggregated encoder's keys and values are cached
                 kv_states = None
             else:
-                kv_states = aggregate_streams(ctx.encoder_states, ctx.encoder_symbol_mask, ctx.layout, sublayer.pooling)
+                kv_states = ctx.aggregated_encoder(sublayer.pooling)
             hidden = sublayer(
                 hidden, ctx.layout,
                 kv_states=kv_states,
@@ -886,7 +896,8 @@ class SymbolInvDecoder(SymbolInvPreTrainedModel):
         if attention_mask is not None and not bool(attention_mask.all()):
             cross_mask = attention_mask.bool()[layout.sample_index][:, None, None, :]
         encoder_symbol_mask = None
-        if config.uses("CA"):
+        aggregated_cross_cached = cache is not None and cache.is_updated.get(1, False)
+        if config.uses("CA") and not aggregated_cross_cached:
             encoder_symbol_mask = stream_symbol_mask(encoder_outputs.input_ids, layout, config.num_base_tokens)
         ctx = _DecoderContext(
             layout=layout,
