@@ -43,21 +43,19 @@ from convert_and_finetune import convert_and_finetune  # noqa: E402
 TRAIN_FLAGS = ["--eval-samples", "16", "--beam", "1", "--seed", "0"]
 
 
-def build_data(data_dir: Path, train_samples: int, test_samples: int) -> dict:
-    five = dataset_builders.build("prop-35", data_dir / "prop-35", num_samples=train_samples, seed=0, progress=False)
+def build_data(data_dir: Path, train_samples: int, test_samples: int, seed: int = 0) -> tuple[dict, dict]:
+    """The 5-symbol ``prop-35`` dataset (built, or reused, in ``data_dir``) and the two test sets."""
+    five = dataset_builders.build("prop-35", data_dir / "prop-35", num_samples=train_samples, seed=seed,
+                                  progress=False)
     ten = dataset_builders.build("prop-35-10sym", data_dir / "prop-35-10sym", num_samples=test_samples * 10,
-                                 seed=1, progress=False)
-    return {"5 symbols": five["test"].select(range(min(test_samples, len(five["test"])))),
-            "10 symbols": ten["test"].select(range(min(test_samples, len(ten["test"]))))}
+                                 seed=seed + 1, progress=False)
+    return five, {"5 symbols": five["test"].select(range(min(test_samples, len(five["test"])))),
+                  "10 symbols": ten["test"].select(range(min(test_samples, len(ten["test"]))))}
 
 
-def evaluate_on_tests(model_dir: Path, tests: dict, beam: int) -> dict:
+def evaluate_tests(model, tokenizer, tests: dict, beam: int) -> dict:
     """Correct / exact / invalid per test set, alpha-covariance for 3-5 symbols on the 5-symbol set."""
-    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
-
-    model = AutoModelForSeq2SeqLM.from_pretrained(model_dir).eval()
-    tokenizer = AutoTokenizer.from_pretrained(model_dir)
-    results = {"parameters": sum(p.numel() for p in model.parameters())}
+    results = {}
     for name, test in tests.items():
         try:
             report = evaluate_model(
@@ -72,6 +70,15 @@ def evaluate_on_tests(model_dir: Path, tests: dict, beam: int) -> dict:
     return results
 
 
+def evaluate_saved(model_dir: Path, tests: dict, beam: int) -> dict:
+    """:func:`evaluate_tests` of a saved model, with its parameter count."""
+    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+    model = AutoModelForSeq2SeqLM.from_pretrained(model_dir).eval()
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    return {"parameters": sum(p.numel() for p in model.parameters()), **evaluate_tests(model, tokenizer, tests, beam)}
+
+
 def run_once(out: Path, name: str, make_model: Callable[[], Path], tests: dict, beam: int, note: str) -> dict:
     """Train (or convert) one model unless its report exists, then evaluate it; the report is cached."""
     report_file = out / "runs" / name / "report.json"
@@ -81,17 +88,14 @@ def run_once(out: Path, name: str, make_model: Callable[[], Path], tests: dict, 
     model_dir = make_model()
     seconds = time.perf_counter() - start
     print(f"[{name}] trained/converted in {seconds / 60:.1f} min; evaluating", flush=True)
-    report = {"name": name, "how": note, "train_minutes": seconds / 60, **evaluate_on_tests(model_dir, tests, beam)}
+    report = {"name": name, "how": note, "train_minutes": seconds / 60, **evaluate_saved(model_dir, tests, beam)}
     write_text_atomic(report_file, json.dumps(report, indent=1, default=str))
     print(f"[{name}] {json.dumps(report, default=str)}", flush=True)
     return report
 
 
-def train(out: Path, name: str, data: Path, steps: int, batch_size: int, *flags: str, overrides: list[str]) -> Path:
-    """``symbolinv train`` one model; ``overrides`` (FIELD=VALUE) go after the run's own ``--set`` values."""
-    own = list(flags[flags.index("--set") + 1:]) if "--set" in flags else []
-    flags = flags[: flags.index("--set")] if "--set" in flags else flags
-    settings = own + overrides
+def train(out: Path, name: str, data: Path, steps: int, batch_size: int, *flags: str, settings: list[str]) -> Path:
+    """``symbolinv train`` one model; ``settings`` (FIELD=VALUE) are its ``--set`` config overrides."""
     argv = ["train", "--task", "prop", "--data", str(data), "--output", str(out / "runs" / name),
             "--steps", str(steps), "--batch-size", str(batch_size), *TRAIN_FLAGS, *flags,
             *(["--set", *settings] if settings else [])]
@@ -105,8 +109,8 @@ def experiment_convert(args: argparse.Namespace, tests: dict) -> tuple[list[dict
     finetune_steps = -(-args.finetune_samples // batch)
     runs = [
         run_once(out, "vanilla", lambda: train(out, "vanilla", data, args.steps, batch, "--preset", "prop",
-                                               "--embedding-type", "fixed", "--set", "num_symbol_embeddings=5",
-                                               overrides=args.overrides),
+                                               "--embedding-type", "fixed",
+                                               settings=["num_symbol_embeddings=5", *args.overrides]),
                  tests, args.beam, f"fixed embeddings (5 symbol rows), {args.steps} steps"),
         run_once(out, "converted", lambda: convert_and_finetune(
             out / "runs" / "vanilla" / "model", out / "runs" / "converted", data, "prop", epochs=1.0,
@@ -116,7 +120,7 @@ def experiment_convert(args: argparse.Namespace, tests: dict) -> tuple[list[dict
         run_once(out, "converted-no-finetune", lambda: out / "runs" / "converted" / "converted",
                  tests, args.beam, "vanilla converted, no fine-tuning"),
         run_once(out, "scratch", lambda: train(out, "scratch", data, args.steps + finetune_steps, batch,
-                                               "--preset", "prop", overrides=args.overrides),
+                                               "--preset", "prop", settings=args.overrides),
                  tests, args.beam, f"SIT from scratch, {args.steps + finetune_steps} steps"),
     ]
     title = "Converting a vanilla checkpoint and fine-tuning it (paper §5.8, Table 4), CPU scale"
@@ -129,7 +133,7 @@ def experiment_aggregation(args: argparse.Namespace, tests: dict) -> tuple[list[
     runs = [
         run_once(out, aggregation, lambda aggregation=aggregation: train(
             out, aggregation, data, args.steps, batch, "--preset", "prop-best",
-            "--set", f"stream_aggregation={aggregation}", overrides=args.overrides), tests, args.beam,
+            settings=[f"stream_aggregation={aggregation}", *args.overrides]), tests, args.beam,
             f"prop-best, stream_aggregation={aggregation}, {args.steps} steps")
         for aggregation in chosen
     ]
@@ -191,7 +195,7 @@ def main() -> int:
     args.command = "python " + " ".join(sys.argv)
     torch.set_num_threads(args.threads)
     started = time.time()
-    tests = build_data(args.data_dir, args.train_samples, args.test_samples)
+    _, tests = build_data(args.data_dir, args.train_samples, args.test_samples)
     experiment = experiment_convert if args.experiment == "convert" else experiment_aggregation
     runs, title = experiment(args, tests)
     minutes = (time.time() - started) / 60

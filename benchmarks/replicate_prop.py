@@ -22,11 +22,10 @@ import time
 from pathlib import Path
 
 import torch
+from prop_experiments import build_data, evaluate_tests
 from transformers import Seq2SeqTrainer, Seq2SeqTrainingArguments, set_seed
 
-import dataset_builders
 from hf_symbolinv import SymbolInvConfig, SymbolInvForConditionalGeneration, SymbolInvTokenizer
-from hf_symbolinv.evaluation import evaluate_model
 from hf_symbolinv.files import save_model_folder, write_text_atomic
 from hf_symbolinv.training import SymbolInvDataCollator, tokenize_dataset
 
@@ -67,14 +66,9 @@ def main() -> int:
     set_seed(args.seed)
     started = time.time()
 
-    data5 = dataset_builders.build("prop-35", out / "data" / "prop-35", num_samples=args.train_samples,
-                                   seed=args.seed, progress=False)
-    data10 = dataset_builders.build("prop-35-10sym", out / "data" / "prop-35-10sym",
-                                    num_samples=args.test_samples * 10, seed=args.seed + 1, progress=False)
+    data5, tests = build_data(out / "data", args.train_samples, args.test_samples, seed=args.seed)
     tokenizer = SymbolInvTokenizer.from_preset("prop")
     train = tokenize_dataset(data5["train"], tokenizer)
-    tests = {"5 symbols": data5["test"].select(range(min(args.test_samples, len(data5["test"])))),
-             "10 symbols": data10["test"].select(range(min(args.test_samples, len(data10["test"]))))}
 
     models, per_step = {}, {}
     for name, spec in MODELS.items():
@@ -101,18 +95,8 @@ def main() -> int:
         trainer.train()
         train_seconds = time.perf_counter() - start
         entry = {"train_seconds": train_seconds, "final_loss": trainer.state.log_history[-2].get("loss"),
-                 "parameters": sum(p.numel() for p in model.parameters()), "test": {}}
-        for test_name, test in tests.items():
-            try:
-                report = evaluate_model(
-                    model, tokenizer, "prop", list(test["input"]), list(test["target"]),
-                    num_symbols=list(test["num_symbols"]), sizes=list(test["size"]), num_beams=args.beam,
-                    alpha_symbol_counts=(3, 4, 5) if test_name == "5 symbols" else (), alpha_samples=30,
-                    max_perm=24, progress=False)
-                entry["test"][test_name] = {"correct": report.correct, "exact": report.exact,
-                                            "invalid": report.invalid, "alpha_covariance": report.alpha_covariance}
-            except ValueError as error:  # the vanilla model has no rows for symbols beyond its training ones
-                entry["test"][test_name] = {"error": str(error).split(":")[0]}
+                 "parameters": sum(p.numel() for p in model.parameters()),
+                 "test": evaluate_tests(model, tokenizer, tests, args.beam)}
         results["models"][name] = entry
         save_model_folder(model, tokenizer, out / "models" / name.split()[0].lower())
         print(name, json.dumps(entry, default=str), flush=True)
