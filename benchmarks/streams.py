@@ -34,8 +34,8 @@ from typing import TypeVar
 
 import torch
 
-from hf_symbolinv.configuration_symbolinv import PRESETS, SymbolInvConfig
-from hf_symbolinv.modeling_symbolinv import SymbolInvForConditionalGeneration
+from hf_symbolinv.models.symbolinv.configuration_symbolinv import PRESETS, SymbolInvConfig
+from hf_symbolinv.models.symbolinv.modeling_symbolinv import SymbolInvForConditionalGeneration
 
 DEFAULT_STREAMS = (1, 2, 5, 10, 20)
 PER_STREAM_TARGET = 1.2

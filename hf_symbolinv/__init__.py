@@ -1,74 +1,93 @@
-"""hf_symbolinv: the Symbol-Invariant Transformer as a Hugging Face model family.
+"""hf_symbolinv: neural models for symbolic reasoning as Hugging Face model families.
 
-Importing the package registers ``symbolinv`` with ``AutoConfig``, ``AutoModel``,
-``AutoModelForSeq2SeqLM`` and ``AutoTokenizer``. The logic engine (``hf_symbolinv.logic``) is plain
-Python: its modules import no torch.
+Importing the package is cheap: it imports neither torch nor transformers, so the logic engine
+(``hf_symbolinv.logic``) and the command line start fast. Public names (``SymbolInvConfig``, ...) are
+loaded on first use. The families register with the Auto classes (``AutoConfig``,
+``AutoModelForSeq2SeqLM``, ``AutoTokenizer``, the ``symbolic-generation`` pipeline) as soon as
+transformers is in use: at once if it is already imported, else right after the program imports it,
+or when a public model name is first touched. ``hf_symbolinv.register()`` does it explicitly.
 """
 
 from __future__ import annotations
 
-import os
+import importlib.abc
+import importlib.machinery
+import sys
 from importlib import import_module
 from typing import Any
 
 __version__ = "0.1.0"
 
 _LAZY = {
-    "SymbolInvConfig": "configuration_symbolinv",
-    "PRESETS": "configuration_symbolinv",
-    "SymbolInvModel": "modeling_symbolinv",
-    "SymbolInvForConditionalGeneration": "modeling_symbolinv",
-    "SymbolInvPreTrainedModel": "modeling_symbolinv",
-    "SymbolInvTokenizer": "tokenization_symbolinv",
-    "SymbolInvWrapperConfig": "configuration_symbolinv_wrapper",
-    "SymbolInvWrapperForConditionalGeneration": "modeling_symbolinv_wrapper",
-    "SymbolicGenerationPipeline": "pipeline_symbolinv",
+    "SymbolInvConfig": "models.symbolinv",
+    "PRESETS": "models.symbolinv",
+    "SymbolInvModel": "models.symbolinv",
+    "SymbolInvEncoder": "models.symbolinv",
+    "SymbolInvForConditionalGeneration": "models.symbolinv",
+    "SymbolInvPreTrainedModel": "models.symbolinv",
+    "SymbolInvTokenizer": "models.symbolinv",
+    "SymbolicGenerationPipeline": "models.symbolinv",
+    "VOCABULARIES": "models.symbolinv",
+    "SymbolInvWrapperConfig": "models.symbolinv_wrapper",
+    "SymbolInvWrapperForConditionalGeneration": "models.symbolinv_wrapper",
     "SymbolRule": "symbols",
-    "VOCABULARIES": "vocabulary",
 }
-_registered = False
+
+__all__ = ["__version__", "register", *sorted(_LAZY)]
 
 
 def register() -> None:
-    """Register the family with the Auto classes and the pipeline registry (idempotent)."""
-    global _registered
-    if _registered:
-        return
-    from transformers import AutoConfig, AutoModel, AutoModelForSeq2SeqLM, AutoTokenizer
-
-    from .configuration_symbolinv import SymbolInvConfig
-    from .configuration_symbolinv_wrapper import SymbolInvWrapperConfig
-    from .modeling_symbolinv import SymbolInvForConditionalGeneration, SymbolInvModel
-    from .modeling_symbolinv_wrapper import SymbolInvWrapperForConditionalGeneration
-    from .pipeline_symbolinv import register_pipeline
-    from .tokenization_symbolinv import SymbolInvTokenizer
-
-    AutoConfig.register(SymbolInvConfig.model_type, SymbolInvConfig, exist_ok=True)
-    AutoModel.register(SymbolInvConfig, SymbolInvModel, exist_ok=True)
-    AutoModelForSeq2SeqLM.register(SymbolInvConfig, SymbolInvForConditionalGeneration, exist_ok=True)
-    AutoTokenizer.register(SymbolInvConfig, slow_tokenizer_class=SymbolInvTokenizer, exist_ok=True)
-    # The wrapper around a pretrained seq2seq checkpoint (its tokenizer is the wrapped model's own).
-    AutoConfig.register(SymbolInvWrapperConfig.model_type, SymbolInvWrapperConfig, exist_ok=True)
-    AutoModelForSeq2SeqLM.register(SymbolInvWrapperConfig, SymbolInvWrapperForConditionalGeneration, exist_ok=True)
-    # save_pretrained then copies the model files next to the weights and writes auto_map, so the
-    # folder loads with trust_remote_code=True where this package is not installed.
-    SymbolInvConfig.register_for_auto_class()
-    SymbolInvModel.register_for_auto_class("AutoModel")
-    SymbolInvForConditionalGeneration.register_for_auto_class("AutoModelForSeq2SeqLM")
-    SymbolInvTokenizer.register_for_auto_class("AutoTokenizer")
-    SymbolInvWrapperConfig.register_for_auto_class()
-    SymbolInvWrapperForConditionalGeneration.register_for_auto_class("AutoModelForSeq2SeqLM")
-    register_pipeline()
-    _registered = True
+    """Import every model family, registering it with the Auto classes (idempotent)."""
+    import_module(f"{__name__}.models")
 
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
-        return getattr(import_module(f".{_LAZY[name]}", __name__), name)
+        return getattr(import_module(f"{__name__}.{_LAZY[name]}"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-# Data-generation worker processes only need the logic engine: they skip the registration, and so
-# never import torch (see dataset_builders.common.spawn_pool).
-if os.environ.get("HF_SYMBOLINV_LIGHT_IMPORT") != "1":
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
+class _RegisterAfterTransformers(importlib.abc.MetaPathFinder):
+    """Registers the families right after ``transformers`` is first imported.
+
+    ``import hf_symbolinv`` must make ``AutoModel.from_pretrained`` know the families, but must not
+    import torch or transformers itself (the logic engine and the CLI stay light). Registering needs
+    transformers, so it waits for the program to import it: this finder wraps the loader of the
+    ``transformers`` module and registers once that module has executed.
+    """
+
+    def __init__(self) -> None:
+        self._looking = False
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if fullname != "transformers" or self._looking:
+            return None
+        self._looking = True
+        try:  # the spec the other finders would give
+            spec = next((found for finder in sys.meta_path if finder is not self and hasattr(finder, "find_spec")
+                         for found in [finder.find_spec(fullname, path, target)] if found is not None), None)
+        finally:
+            self._looking = False
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        exec_module = spec.loader.exec_module
+
+        def exec_and_register(module: Any) -> None:
+            exec_module(module)
+            if self in sys.meta_path:
+                sys.meta_path.remove(self)
+            # A family module importing transformers registers itself when the models package finishes.
+            if f"{__name__}.models" not in sys.modules:
+                register()
+
+        spec.loader.exec_module = exec_and_register
+        return spec
+
+if "transformers" in sys.modules:
     register()
+elif not any(isinstance(finder, _RegisterAfterTransformers) for finder in sys.meta_path):
+    sys.meta_path.insert(0, _RegisterAfterTransformers())

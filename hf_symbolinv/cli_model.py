@@ -72,11 +72,11 @@ def run_train(args: argparse.Namespace) -> int:
     import datasets
     from transformers import Seq2SeqTrainer, Seq2SeqTrainingArguments, set_seed
 
-    from .configuration_symbolinv import SymbolInvConfig
     from .files import save_model_folder
     from .model_card import fill_model_card
-    from .modeling_symbolinv import SymbolInvForConditionalGeneration
-    from .tokenization_symbolinv import SymbolInvTokenizer
+    from .models.symbolinv.configuration_symbolinv import SymbolInvConfig
+    from .models.symbolinv.modeling_symbolinv import SymbolInvForConditionalGeneration
+    from .models.symbolinv.tokenization_symbolinv import SymbolInvTokenizer
     from .training import SymbolInvDataCollator, semantic_metrics, tokenize_dataset
 
     set_seed(args.seed)

@@ -104,8 +104,8 @@ def convert_family_model(
 
     import torch
 
-    from .modeling_symbolinv import SymbolInvForConditionalGeneration
-    from .tokenization_symbolinv import SymbolInvTokenizer
+    from .models.symbolinv.modeling_symbolinv import SymbolInvForConditionalGeneration
+    from .models.symbolinv.tokenization_symbolinv import SymbolInvTokenizer
 
     config = model.config
     if config.embedding_type == "streams":
@@ -205,7 +205,7 @@ def convert_checkpoint(
     except (OSError, ValueError) as error:
         raise ValueError(f"cannot read a model config from {source!r}: {error}") from error
     if config.model_type == "symbolinv":
-        from .modeling_symbolinv import SymbolInvForConditionalGeneration
+        from .models.symbolinv.modeling_symbolinv import SymbolInvForConditionalGeneration
 
         model = SymbolInvForConditionalGeneration.from_pretrained(source)
         tokenizer = AutoTokenizer.from_pretrained(source)
@@ -216,7 +216,7 @@ def convert_checkpoint(
             raise ValueError(f"{source!r} is a {config.model_type!r} checkpoint, which is not an encoder-decoder: "
                              "conversion needs an AutoModelForSeq2SeqLM checkpoint (BART, Marian, M2M100, T5, ...) "
                              "or a fixed-embedding symbolinv model")
-        from .modeling_symbolinv_wrapper import SymbolInvWrapperForConditionalGeneration
+        from .models.symbolinv_wrapper.modeling_symbolinv_wrapper import SymbolInvWrapperForConditionalGeneration
 
         tokenizer = AutoTokenizer.from_pretrained(source)
         converted, new_tokenizer = SymbolInvWrapperForConditionalGeneration.from_seq2seq(

@@ -103,8 +103,8 @@ def build_models(settings: DemoSettings, seed: int) -> dict[str, Any]:
     """The SIT and the fixed-embedding baseline, same widths and depths."""
     from transformers import set_seed
 
-    from .configuration_symbolinv import SymbolInvConfig
-    from .modeling_symbolinv import SymbolInvForConditionalGeneration
+    from .models.symbolinv.configuration_symbolinv import SymbolInvConfig
+    from .models.symbolinv.modeling_symbolinv import SymbolInvForConditionalGeneration
 
     dims = dict(
         d_model=settings.d_model, encoder_layers=settings.layers, decoder_layers=settings.layers,
@@ -448,7 +448,7 @@ def _run_demo(
     import hf_symbolinv
 
     hf_symbolinv.register()
-    from .tokenization_symbolinv import SymbolInvTokenizer
+    from .models.symbolinv.tokenization_symbolinv import SymbolInvTokenizer
     from .training import tokenize_dataset
 
     started = time.perf_counter()

@@ -100,7 +100,8 @@ class SymbolRule:
         return cls(pattern=data.get("pattern"), names=data.get("names"))
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, SymbolRule) and self.to_dict() == other.to_dict()
+        # A rule is its pattern and names: copies of this class in a family's Hub folder compare equal.
+        return type(other).__name__ == "SymbolRule" and self.to_dict() == other.to_dict()
 
     def __hash__(self) -> int:
         return hash((self.pattern, self.names))

@@ -14,15 +14,10 @@ import torch
 from transformers import AutoConfig, AutoModel, AutoModelForSeq2SeqLM, pipeline
 
 from hf_symbolinv import SymbolInvConfig, SymbolInvForConditionalGeneration, SymbolInvModel, SymbolInvTokenizer
-from hf_symbolinv.modeling_symbolinv import (
-    aggregate_streams,
-    automaton_encoding,
-    initial_automaton_angles,
-    make_layout,
-    make_stream_pooling,
-    tree_position_encoding,
-)
-from hf_symbolinv.vocabulary import get_vocabulary
+from hf_symbolinv.models.symbolinv.modeling_symbolinv import make_stream_pooling
+from hf_symbolinv.models.symbolinv.positions import automaton_encoding, initial_automaton_angles, tree_position_encoding
+from hf_symbolinv.models.symbolinv.streams import aggregate_streams, make_layout
+from hf_symbolinv.models.symbolinv.vocabulary import get_vocabulary
 
 TINY = dict(d_model=16, encoder_layers=2, decoder_layers=2, encoder_attention_heads=2, decoder_attention_heads=2,
             encoder_ffn_dim=32, decoder_ffn_dim=32, dropout=0.0, init_std=0.3)

@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from transformers import DataCollatorForSeq2Seq
 
+from hf_symbolinv.models.symbolinv.tokenization_symbolinv import SymbolInvTokenizer
 from hf_symbolinv.symbols import SymbolRule
-from hf_symbolinv.tokenization_symbolinv import SymbolInvTokenizer
 
 LTL_N, PROP_N, COPY_N = 13, 10, 3
 REPO = str(Path(__file__).resolve().parents[1])

@@ -29,7 +29,7 @@ from transformers import (
 )
 
 from hf_symbolinv import SymbolInvWrapperConfig, SymbolInvWrapperForConditionalGeneration
-from hf_symbolinv.modeling_symbolinv import TIE_BREAK
+from hf_symbolinv.models.symbolinv_wrapper.streams import TIE_BREAK
 
 BASE_TOKENS = ["<s>", "<pad>", "</s>", "<unk>", "&", "|", "!", "(", ")"]
 LETTERS = [chr(code) for code in range(ord("a"), ord("z") + 1)]

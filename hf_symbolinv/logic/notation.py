@@ -148,6 +148,8 @@ def as_symbol_rule(symbols: Symbols) -> SymbolRule:
         return _DEFAULT_RULE
     if isinstance(symbols, SymbolRule):
         return symbols
+    if type(symbols).__name__ == "SymbolRule":  # a model family's copy of the class (its tokenizer's rule)
+        return SymbolRule.from_dict(symbols.to_dict())
     if isinstance(symbols, str):
         raise TypeError("pass a SymbolRule (or an iterable of names), not a string")
     return SymbolRule(pattern="[a-z]", names=list(symbols))

@@ -74,8 +74,7 @@ def _child_main() -> None:
 def child() -> dict:
     seed = "4242" if os.environ.get("PYTHONHASHSEED") != "4242" else "4343"
     path = os.pathsep.join([str(Path(hf_symbolinv.__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")])
-    # HF_SYMBOLINV_LIGHT_IMPORT: the child needs only the logic engine (no transformers import, ~5 s)
-    env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": path, "HF_SYMBOLINV_LIGHT_IMPORT": "1"}
+    env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": path}
     done = subprocess.run([sys.executable, __file__], env=env, capture_output=True, timeout=120, check=True)
     return pickle.loads(done.stdout)
 

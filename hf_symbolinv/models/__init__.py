@@ -1,0 +1,35 @@
+"""The model families. Importing this package imports every family and registers it with the Auto
+classes and the pipeline registry; ``save_pretrained`` then also writes ``auto_map`` and copies the
+family's files next to the weights, so a saved folder loads with ``trust_remote_code=True`` where this
+package is not installed."""
+
+from __future__ import annotations
+
+from transformers import AutoConfig, AutoModel, AutoModelForSeq2SeqLM, AutoTokenizer
+
+from . import symbolinv, symbolinv_wrapper
+from .symbolinv import SymbolInvConfig, SymbolInvForConditionalGeneration, SymbolInvModel, SymbolInvTokenizer
+from .symbolinv.pipeline_symbolinv import register_pipeline
+from .symbolinv_wrapper import SymbolInvWrapperConfig, SymbolInvWrapperForConditionalGeneration
+
+FAMILIES = {"symbolinv": symbolinv, "symbolinv_wrapper": symbolinv_wrapper}
+
+
+def _register() -> None:
+    AutoConfig.register(SymbolInvConfig.model_type, SymbolInvConfig, exist_ok=True)
+    AutoModel.register(SymbolInvConfig, SymbolInvModel, exist_ok=True)
+    AutoModelForSeq2SeqLM.register(SymbolInvConfig, SymbolInvForConditionalGeneration, exist_ok=True)
+    AutoTokenizer.register(SymbolInvConfig, slow_tokenizer_class=SymbolInvTokenizer, exist_ok=True)
+    SymbolInvConfig.register_for_auto_class()
+    SymbolInvModel.register_for_auto_class("AutoModel")
+    SymbolInvForConditionalGeneration.register_for_auto_class("AutoModelForSeq2SeqLM")
+    SymbolInvTokenizer.register_for_auto_class("AutoTokenizer")
+    register_pipeline()
+    # The wrapper's tokenizer is the wrapped model's own.
+    AutoConfig.register(SymbolInvWrapperConfig.model_type, SymbolInvWrapperConfig, exist_ok=True)
+    AutoModelForSeq2SeqLM.register(SymbolInvWrapperConfig, SymbolInvWrapperForConditionalGeneration, exist_ok=True)
+    SymbolInvWrapperConfig.register_for_auto_class()
+    SymbolInvWrapperForConditionalGeneration.register_for_auto_class("AutoModelForSeq2SeqLM")
+
+
+_register()
