@@ -77,8 +77,17 @@ def _grid(cells: tuple[tuple[int, int], ...], per_cell: int, workers: int) -> Ca
     def run(out: Path) -> int:
         attempts = GRID_ATTEMPTS_PER_SAMPLE * per_cell + GRID_ATTEMPTS_EXTRA  # as the heatmap build
         source = GridSource(LTL_TASK, "ltl-heatmap", 0, cells, attempts, 10.0)
-        rows, _ = generate(source, per_cell * len(cells), FEATURES, out, "bench", limits=dict.fromkeys(cells, per_cell),
-                           workers=workers, unique="input", progress=False)
+        rows, _ = generate(
+            source,
+            per_cell * len(cells),
+            FEATURES,
+            out,
+            "bench",
+            limits=dict.fromkeys(cells, per_cell),
+            workers=workers,
+            unique="input",
+            progress=False,
+        )
         return len(rows)
 
     return run
@@ -94,15 +103,21 @@ def _machine() -> str:
     except OSError:
         pass
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "n/a"
-    return (f"{model}; {os.cpu_count()} logical cores; Python {platform.python_version()} on {platform.system()}; "
-            f"load average {load}")
+    return (
+        f"{model}; {os.cpu_count()} logical cores; Python {platform.python_version()} on {platform.system()}; "
+        f"load average {load}"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=2000, help="ltl-35 samples (default: 2000)")
-    parser.add_argument("--corner-cap", type=int, default=100,
-                        help="cap of the (10, 50) cell, the heatmap's (default: 100; about 1 in 1,000 draws lands)")
+    parser.add_argument(
+        "--corner-cap",
+        type=int,
+        default=100,
+        help="cap of the (10, 50) cell, the heatmap's (default: 100; about 1 in 1,000 draws lands)",
+    )
     parser.add_argument("--row-cap", type=int, default=10, help="cap per cell of the 10-symbol row (default: 10)")
     parser.add_argument("--grid-cap", type=int, default=2, help="cap per cell for the whole grid (default: 2)")
     parser.add_argument("--workers", type=int, default=1, help="worker processes (default: 1)")
@@ -119,8 +134,9 @@ def main() -> None:
         ("ltl-heatmap 10-symbol row", _grid(row_cells, args.row_cap, args.workers)),
         ("ltl-heatmap (all cells)", _grid(all_cells, args.grid_cap, args.workers)),
     ]
-    header = (f"{'case':<28}{'samples':>9}{'wall s':>9}{'CPU s':>9}{'samples/s/core':>16}{'core-s/sample':>15}"
-              "  vs target")
+    header = (
+        f"{'case':<28}{'samples':>9}{'wall s':>9}{'CPU s':>9}{'samples/s/core':>16}{'core-s/sample':>15}  vs target"
+    )
     print(header)
     print("-" * len(header))
     failed = False
@@ -130,8 +146,10 @@ def main() -> None:
         verdict = "PASS" if per_sample <= TARGET else "FAIL"
         failed |= per_sample > TARGET
         print(f"{name:<28}{samples:>9}{wall:>9.1f}{cpu:>9.1f}{samples / cpu:>16.1f}{per_sample:>15.4f}  {verdict}")
-    print(f"\nreference {REFERENCE:.2f} thread-s/sample; target {TARGET} core-s/sample; overall:",
-          "FAIL" if failed else "PASS")
+    print(
+        f"\nreference {REFERENCE:.2f} thread-s/sample; target {TARGET} core-s/sample; overall:",
+        "FAIL" if failed else "PASS",
+    )
 
 
 if __name__ == "__main__":

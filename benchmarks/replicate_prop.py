@@ -84,26 +84,47 @@ def main() -> int:
         set_seed(args.seed)
         model = SymbolInvForConditionalGeneration(model.config)  # fresh weights after the timing steps
         training_args = Seq2SeqTrainingArguments(
-            output_dir=str(out / "runs" / name.split()[0].lower()), max_steps=steps,
-            per_device_train_batch_size=args.batch_size, learning_rate=1e-3, weight_decay=0.1, adam_beta2=0.95,
-            lr_scheduler_type="cosine", warmup_steps=0.05, max_grad_norm=1.0, logging_steps=max(1, steps // 20),
-            save_strategy="no", report_to=[], seed=args.seed, disable_tqdm=True, dataloader_pin_memory=False,
+            output_dir=str(out / "runs" / name.split()[0].lower()),
+            max_steps=steps,
+            per_device_train_batch_size=args.batch_size,
+            learning_rate=1e-3,
+            weight_decay=0.1,
+            adam_beta2=0.95,
+            lr_scheduler_type="cosine",
+            warmup_steps=0.05,
+            max_grad_norm=1.0,
+            logging_steps=max(1, steps // 20),
+            save_strategy="no",
+            report_to=[],
+            seed=args.seed,
+            disable_tqdm=True,
+            dataloader_pin_memory=False,
         )
-        trainer = Seq2SeqTrainer(model=model, args=training_args, train_dataset=train, processing_class=tokenizer,
-                                 data_collator=SymbolInvDataCollator(tokenizer, model=model))
+        trainer = Seq2SeqTrainer(
+            model=model,
+            args=training_args,
+            train_dataset=train,
+            processing_class=tokenizer,
+            data_collator=SymbolInvDataCollator(tokenizer, model=model),
+        )
         start = time.perf_counter()
         trainer.train()
         train_seconds = time.perf_counter() - start
-        entry = {"train_seconds": train_seconds, "final_loss": trainer.state.log_history[-2].get("loss"),
-                 "parameters": sum(p.numel() for p in model.parameters()),
-                 "test": evaluate_tests(model, tokenizer, tests, args.beam)}
+        entry = {
+            "train_seconds": train_seconds,
+            "final_loss": trainer.state.log_history[-2].get("loss"),
+            "parameters": sum(p.numel() for p in model.parameters()),
+            "test": evaluate_tests(model, tokenizer, tests, args.beam),
+        }
         results["models"][name] = entry
         save_model_folder(model, tokenizer, out / "models" / name.split()[0].lower())
         print(name, json.dumps(entry, default=str), flush=True)
 
     results["wall_minutes"] = (time.time() - started) / 60
-    results["machine"] = f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch " \
-                         f"{torch.__version__}, {torch.get_num_threads()} threads"
+    results["machine"] = (
+        f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch "
+        f"{torch.__version__}, {torch.get_num_threads()} threads"
+    )
     results["command"] = "python " + " ".join(sys.argv)
     write_text_atomic(out / "results.json", json.dumps(results, indent=1, default=str))
     write_text_atomic(out / "RESULTS.md", markdown(results))
@@ -134,11 +155,17 @@ def markdown(results: dict) -> str:
         five, ten = entry["test"]["5 symbols"], entry["test"]["10 symbols"]
         alpha = five.get("alpha_covariance", {})
         alpha_text = " / ".join(f"{100 * alpha[k]:.1f}" for k in sorted(alpha)) or "-"
-        lines.append(f"| {name} | {entry['parameters']:,} | {results['seconds_per_step'][name]:.2f} | "
-                     f"{cell(five, 'correct')} | {cell(five, 'exact')} | {cell(ten, 'correct')} | "
-                     f"{cell(ten, 'exact')} | {alpha_text} |")
-    lines += ["", "Paper (full scale, 50k steps of batch 1024): SIT 98.03% correct, vanilla 95.62% on 5 symbols; "
-              "SIT alpha-covariance 100%.", ""]
+        lines.append(
+            f"| {name} | {entry['parameters']:,} | {results['seconds_per_step'][name]:.2f} | "
+            f"{cell(five, 'correct')} | {cell(five, 'exact')} | {cell(ten, 'correct')} | "
+            f"{cell(ten, 'exact')} | {alpha_text} |"
+        )
+    lines += [
+        "",
+        "Paper (full scale, 50k steps of batch 1024): SIT 98.03% correct, vanilla 95.62% on 5 symbols; "
+        "SIT alpha-covariance 100%.",
+        "",
+    ]
     return "\n".join(lines)
 
 

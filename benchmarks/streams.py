@@ -48,7 +48,8 @@ T = TypeVar("T")
 # The presets whose SIT uses per-stream attention only, so that a fixed model with the same
 # attention codes exists (the fixed model has one stream and cannot aggregate).
 BASE_PRESETS = tuple(
-    name for name, fields in PRESETS.items()
+    name
+    for name, fields in PRESETS.items()
     if fields.get("embedding_type") == "streams" and fields.get("stream_attention") == "EP-DP-CP"
 )
 
@@ -84,9 +85,7 @@ def _valid_rotation(arities: list[int]) -> list[int]:
     raise AssertionError("no valid rotation: the arities do not describe one tree")
 
 
-def random_formula(
-    length: int, symbols: Sequence[int], config: SymbolInvConfig, rng: random.Random
-) -> list[int]:
+def random_formula(length: int, symbols: Sequence[int], config: SymbolInvConfig, rng: random.Random) -> list[int]:
     """A random formula of about ``length`` tokens in Polish notation using every one of ``symbols``
     (symbol slots) as leaves, followed by EOS.
 
@@ -127,9 +126,11 @@ def make_batch(
 ) -> Batch:
     """Formulas with the given lengths and symbol counts; labels are ``target_length`` random tokens
     (non-special base tokens and the input's own symbols, the only symbols the SIT can emit) + EOS."""
-    plain_tokens = [t for t in range(config.num_base_tokens) if t not in (config.pad_token_id,
-                                                                          config.eos_token_id,
-                                                                          config.decoder_start_token_id)]
+    plain_tokens = [
+        t
+        for t in range(config.num_base_tokens)
+        if t not in (config.pad_token_id, config.eos_token_id, config.decoder_start_token_id)
+    ]
     inputs, targets = [], []
     for length, count in zip(lengths, symbol_counts):
         slots = rng.sample(range(num_slots), count)
@@ -173,8 +174,13 @@ def generate(model: SymbolInvForConditionalGeneration, batch: Batch, new_tokens:
     with torch.no_grad():
         # min_new_tokens = max_new_tokens: every model emits the same number of tokens, so the
         # timings compare equal work (an untrained model may emit EOS at any step otherwise).
-        model.generate(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
-                       max_new_tokens=new_tokens, min_new_tokens=new_tokens, do_sample=False)
+        model.generate(
+            input_ids=batch.input_ids,
+            attention_mask=batch.attention_mask,
+            max_new_tokens=new_tokens,
+            min_new_tokens=new_tokens,
+            do_sample=False,
+        )
 
 
 def synchronize(device: torch.device) -> None:
@@ -183,7 +189,11 @@ def synchronize(device: torch.device) -> None:
 
 
 def time_interleaved(
-    jobs: dict[str, Callable[[], None]], warmup: int, repeats: int, device: torch.device, stat: str,
+    jobs: dict[str, Callable[[], None]],
+    warmup: int,
+    repeats: int,
+    device: torch.device,
+    stat: str,
     clock: Callable[[], float] = time.perf_counter,
 ) -> dict[str, float]:
     """Seconds per call of each job. Jobs alternate within each round, so load from other processes
@@ -243,14 +253,20 @@ def peak_bytes(job: Callable[[], None], device: torch.device) -> int | None:
 # ---------------------------------------------------------------------------------------------------
 # Models
 # ---------------------------------------------------------------------------------------------------
-def build_models(preset: str, max_symbols: int, device: torch.device, include_best: bool = True
-                 ) -> dict[str, SymbolInvForConditionalGeneration]:
+def build_models(
+    preset: str, max_symbols: int, device: torch.device, include_best: bool = True
+) -> dict[str, SymbolInvForConditionalGeneration]:
     """The SIT at EP-DP-CP, the fixed model of the same dimensions and attention codes and, for
     information, the preset's ``-best`` SIT (aggregated attention: more sublayers, no fixed twin)."""
     configs = {
         "sit": SymbolInvConfig.from_preset(preset, max_symbols=max_symbols, stream_attention="EP-DP-CP"),
-        "fixed": SymbolInvConfig.from_preset(preset, max_symbols=max_symbols, embedding_type="fixed",
-                                             stream_attention="EP-DP-CP", num_symbol_embeddings=max_symbols),
+        "fixed": SymbolInvConfig.from_preset(
+            preset,
+            max_symbols=max_symbols,
+            embedding_type="fixed",
+            stream_attention="EP-DP-CP",
+            num_symbol_embeddings=max_symbols,
+        ),
     }
     if include_best and f"{preset}-best" in PRESETS:
         configs["best"] = SymbolInvConfig.from_preset(f"{preset}-best", max_symbols=max_symbols)
@@ -258,8 +274,9 @@ def build_models(preset: str, max_symbols: int, device: torch.device, include_be
 
 
 def to_device(batch: Batch, device: torch.device) -> Batch:
-    return Batch(batch.input_ids.to(device), batch.attention_mask.to(device), batch.labels.to(device),
-                 batch.symbol_counts)
+    return Batch(
+        batch.input_ids.to(device), batch.attention_mask.to(device), batch.labels.to(device), batch.symbol_counts
+    )
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -308,36 +325,62 @@ def machine_lines(device: torch.device) -> list[str]:
         f"device: {device}" + (f" ({torch.cuda.get_device_name(device)})" if device.type == "cuda" else ""),
     ]
     if hasattr(os, "getloadavg"):
-        lines.append("load average (1/5/15 min) before the run: "
-                     + " / ".join(f"{value:.2f}" for value in os.getloadavg()))
+        lines.append(
+            "load average (1/5/15 min) before the run: " + " / ".join(f"{value:.2f}" for value in os.getloadavg())
+        )
     return lines
 
 
 def print_table(rows: list[Row], has_best: bool) -> None:
-    headers = ["streams", "SIT f+b", "fix f+b", "f+b/str", "SIT gen", "fix gen", "gen/str",
-               "SIT trMiB", "fix trMiB", "tr/str", "SIT gMiB", "fix gMiB", "g/str"]
+    headers = [
+        "streams",
+        "SIT f+b",
+        "fix f+b",
+        "f+b/str",
+        "SIT gen",
+        "fix gen",
+        "gen/str",
+        "SIT trMiB",
+        "fix trMiB",
+        "tr/str",
+        "SIT gMiB",
+        "fix gMiB",
+        "g/str",
+    ]
     if has_best:
         headers += ["best f+b", "best gen", "bestfb/str"]
     table = [headers]
     for row in rows:
         cells = [
             row.label,
-            _ms(row.seconds.get("sit/fb")), _ms(row.seconds.get("fixed/fb")), _ratio(row.per_stream("fb")),
-            _ms(row.seconds.get("sit/gen")), _ms(row.seconds.get("fixed/gen")), _ratio(row.per_stream("gen")),
-            _mib(row.memory.get("sit/fb")), _mib(row.memory.get("fixed/fb")),
+            _ms(row.seconds.get("sit/fb")),
+            _ms(row.seconds.get("fixed/fb")),
+            _ratio(row.per_stream("fb")),
+            _ms(row.seconds.get("sit/gen")),
+            _ms(row.seconds.get("fixed/gen")),
+            _ratio(row.per_stream("gen")),
+            _mib(row.memory.get("sit/fb")),
+            _mib(row.memory.get("fixed/fb")),
             _ratio(row.per_stream("fb", "memory")),
-            _mib(row.memory.get("sit/gen")), _mib(row.memory.get("fixed/gen")),
+            _mib(row.memory.get("sit/gen")),
+            _mib(row.memory.get("fixed/gen")),
             _ratio(row.per_stream("gen", "memory")),
         ]
         if has_best:
             best, fixed = row.seconds.get("best/fb"), row.seconds.get("fixed/fb")
-            cells += [_ms(best), _ms(row.seconds.get("best/gen")),
-                      _ratio(best / (row.streams * fixed) if best and fixed else None)]
+            cells += [
+                _ms(best),
+                _ms(row.seconds.get("best/gen")),
+                _ratio(best / (row.streams * fixed) if best and fixed else None),
+            ]
         table.append(cells)
     widths = [max(len(line[i]) for line in table) for i in range(len(headers))]
     for index, line in enumerate(table):
-        print("  ".join(cell.rjust(width) if i else cell.ljust(width)
-                        for i, (cell, width) in enumerate(zip(line, widths))))
+        print(
+            "  ".join(
+                cell.rjust(width) if i else cell.ljust(width) for i, (cell, width) in enumerate(zip(line, widths))
+            )
+        )
         if index == 0:
             print("  ".join("-" * width for width in widths))
 
@@ -350,8 +393,12 @@ def print_targets(rows: list[Row], mixed: Row | None, reference: Row | None) -> 
     """Print every target with its measured figure; True when all pass."""
     all_pass = True
     print(f"\ntargets (cost per stream = SIT / (streams x fixed) <= {PER_STREAM_TARGET}):")
-    checks = [("fb", "time", "forward+backward time"), ("gen", "time", "generation time"),
-              ("fb", "memory", "training peak memory"), ("gen", "memory", "generation peak memory")]
+    checks = [
+        ("fb", "time", "forward+backward time"),
+        ("gen", "time", "generation time"),
+        ("fb", "memory", "training peak memory"),
+        ("gen", "memory", "generation peak memory"),
+    ]
     for kind, metric, what in checks:
         ratios = [(row.label, row.per_stream(kind, metric)) for row in rows]
         known = [(label, value) for label, value in ratios if value is not None]
@@ -367,8 +414,10 @@ def print_targets(rows: list[Row], mixed: Row | None, reference: Row | None) -> 
             detail += f"; over the target at {', '.join(failing)} streams"
         print(f"  {what:<24} {verdict(ok)}  ({detail})")
     if mixed is not None and reference is not None:
-        print(f"\ntarget (mixed 1..{MIXED_MAX_SYMBOLS} symbols / all {MIXED_MAX_SYMBOLS}, same lengths, "
-              f"forward+backward <= {MIXED_TARGET}):")
+        print(
+            f"\ntarget (mixed 1..{MIXED_MAX_SYMBOLS} symbols / all {MIXED_MAX_SYMBOLS}, same lengths, "
+            f"forward+backward <= {MIXED_TARGET}):"
+        )
         for model in ("sit", "best"):
             mix, full = mixed.seconds.get(f"{model}/fb"), reference.seconds.get(f"{model}/fb")
             if mix is None or full is None:
@@ -382,8 +431,7 @@ def print_targets(rows: list[Row], mixed: Row | None, reference: Row | None) -> 
                 line += f"{verdict(ratio <= MIXED_TARGET)}  "
             else:
                 line += "      "
-            print(line + f"ratio {ratio:.2f} ({_ms(mix)} / {_ms(full)} ms; streams-proportional would be "
-                  f"{ideal:.2f})")
+            print(line + f"ratio {ratio:.2f} ({_ms(mix)} / {_ms(full)} ms; streams-proportional would be {ideal:.2f})")
             mix_memory, full_memory = mixed.memory.get(f"{model}/fb"), reference.memory.get(f"{model}/fb")
             if mix_memory and full_memory:
                 print(f"  {'':<24}       training peak memory ratio {mix_memory / full_memory:.2f}")
@@ -404,11 +452,12 @@ def print_noise_check(rows: list[Row], tolerance: float = 1.2) -> bool:
         return False
     spread = max(times) / min(times)
     disturbed = spread > tolerance
-    line = (f"noise check: the fixed model's forward+backward spans {_ms(min(times))}-{_ms(max(times))} ms "
-            f"across rows doing the same work (x{spread:.2f})")
+    line = (
+        f"noise check: the fixed model's forward+backward spans {_ms(min(times))}-{_ms(max(times))} ms "
+        f"across rows doing the same work (x{spread:.2f})"
+    )
     if disturbed:
-        line += ("; DISTURBED: the verdicts are not reliable (other load? try --threads 1 --clock cpu "
-                 "or more --repeats)")
+        line += "; DISTURBED: the verdicts are not reliable (other load? try --threads 1 --clock cpu or more --repeats)"
     print(line)
     return disturbed
 
@@ -431,40 +480,62 @@ def print_profile(model: SymbolInvForConditionalGeneration, batch: Batch, rows: 
 def _select(table: dict[str, T], prefix: str) -> dict[str, T]:
     """The entries of one batch: ``prefix`` marks the mixed batch's jobs, "" the row's own."""
     if prefix:
-        return {name[len(prefix):]: value for name, value in table.items() if name.startswith(prefix)}
+        return {name[len(prefix) :]: value for name, value in table.items() if name.startswith(prefix)}
     return {name: value for name, value in table.items() if ":" not in name}
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--preset", default="prop", choices=BASE_PRESETS,
-                        help="SIT preset whose dimensions both models use (default: prop)")
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--preset",
+        default="prop",
+        choices=BASE_PRESETS,
+        help="SIT preset whose dimensions both models use (default: prop)",
+    )
     parser.add_argument("--device", default="cpu", help="cpu (default) or cuda")
     parser.add_argument("--batch-size", type=int, default=None, help="default 64 (16 with --quick)")
     parser.add_argument("--repeats", type=int, default=None, help="timed rounds (default 3, 2 with --quick)")
     parser.add_argument("--warmup", type=int, default=None, help="untimed rounds first (default 1)")
-    parser.add_argument("--streams", default=",".join(map(str, DEFAULT_STREAMS)),
-                        help="comma-separated symbol counts per input (default 1,2,5,10,20)")
+    parser.add_argument(
+        "--streams",
+        default=",".join(map(str, DEFAULT_STREAMS)),
+        help="comma-separated symbol counts per input (default 1,2,5,10,20)",
+    )
     parser.add_argument("--new-tokens", type=int, default=20, help="tokens each greedy generation emits")
     parser.add_argument("--target-length", type=int, default=20, help="label tokens per sample (plus EOS)")
-    parser.add_argument("--stat", choices=("min", "median"), default="min",
-                        help="how repeats reduce to one figure (default min: other processes only ever "
-                             "add time, so the fastest round is the least disturbed)")
-    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
-                        help="wall (default) or cpu: this process's CPU time (user + system), which "
-                             "other processes on a shared machine do not inflate; CPU device only, "
-                             "and with several threads it also counts their spinning")
+    parser.add_argument(
+        "--stat",
+        choices=("min", "median"),
+        default="min",
+        help="how repeats reduce to one figure (default min: other processes only ever "
+        "add time, so the fastest round is the least disturbed)",
+    )
+    parser.add_argument(
+        "--clock",
+        choices=("wall", "cpu"),
+        default="wall",
+        help="wall (default) or cpu: this process's CPU time (user + system), which "
+        "other processes on a shared machine do not inflate; CPU device only, "
+        "and with several threads it also counts their spinning",
+    )
     parser.add_argument("--no-memory", action="store_true", help="skip the peak-memory passes")
     parser.add_argument("--no-best", action="store_true", help="skip the -best preset (information only)")
-    parser.add_argument("--profile", action="store_true",
-                        help=f"also profile one SIT forward+backward at {MIXED_MAX_SYMBOLS} streams")
-    parser.add_argument("--quick", action="store_true",
-                        help="batch 16, 2 repeats, no -best model: about a minute on 2 cores")
-    parser.add_argument("--threads", type=int, default=None,
-                        help="torch intra-op threads (default: torch's choice); 1 keeps timings stable "
-                             "when other processes share the cores (spinning thread pools otherwise "
-                             "slow down by large, random factors)")
+    parser.add_argument(
+        "--profile", action="store_true", help=f"also profile one SIT forward+backward at {MIXED_MAX_SYMBOLS} streams"
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="batch 16, 2 repeats, no -best model: about a minute on 2 cores"
+    )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="torch intra-op threads (default: torch's choice); 1 keeps timings stable "
+        "when other processes share the cores (spinning thread pools otherwise "
+        "slow down by large, random factors)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     args.batch_size = args.batch_size or (16 if args.quick else 64)
@@ -497,30 +568,38 @@ def main(argv: Sequence[str] | None = None) -> int:
     config = models["sit"].config
     for line in machine_lines(device):
         print(line)
-    sizes = ", ".join(f"{name} {sum(p.numel() for p in model.parameters()) / 1e6:.2f}M"
-                      for name, model in models.items())
-    print(f"models ({args.preset} dims: d_model {config.d_model}, "
-          f"{config.encoder_layers}+{config.decoder_layers} layers, ffn {config.encoder_ffn_dim}): "
-          f"SIT = EP-DP-CP streams; fixed = EP-DP-CP, {max_symbols} symbol rows"
-          + (f"; best = {args.preset}-best (information, no fixed twin)" if "best" in models else "")
-          + f". Parameters: {sizes}")
-    print(f"batch {args.batch_size}, inputs {MIN_LENGTH}-{MAX_LENGTH} tokens with EOS (random "
-          "Polish-notation formulas; k symbols need at least 2k tokens), labels "
-          f"{args.target_length}+EOS tokens, greedy generation of {args.new_tokens} tokens with KV cache; "
-          f"{args.stat} of {args.repeats} rounds after {args.warmup} warm-up, "
-          f"{'process CPU time' if args.clock == 'cpu' else 'wall-clock time'}; "
-          "models alternate within each round")
+    sizes = ", ".join(
+        f"{name} {sum(p.numel() for p in model.parameters()) / 1e6:.2f}M" for name, model in models.items()
+    )
+    print(
+        f"models ({args.preset} dims: d_model {config.d_model}, "
+        f"{config.encoder_layers}+{config.decoder_layers} layers, ffn {config.encoder_ffn_dim}): "
+        f"SIT = EP-DP-CP streams; fixed = EP-DP-CP, {max_symbols} symbol rows"
+        + (f"; best = {args.preset}-best (information, no fixed twin)" if "best" in models else "")
+        + f". Parameters: {sizes}"
+    )
+    print(
+        f"batch {args.batch_size}, inputs {MIN_LENGTH}-{MAX_LENGTH} tokens with EOS (random "
+        "Polish-notation formulas; k symbols need at least 2k tokens), labels "
+        f"{args.target_length}+EOS tokens, greedy generation of {args.new_tokens} tokens with KV cache; "
+        f"{args.stat} of {args.repeats} rounds after {args.warmup} warm-up, "
+        f"{'process CPU time' if args.clock == 'cpu' else 'wall-clock time'}; "
+        "models alternate within each round"
+    )
     print("")
 
     # One set of lengths for every row: rows differ only in how many symbols each input has.
     lengths = [rng.randint(MIN_LENGTH, MAX_LENGTH) for _ in range(args.batch_size)]
     batches = {
-        k: to_device(make_batch(config, lengths, [k] * args.batch_size, max_symbols, args.target_length, rng),
-                     device)
+        k: to_device(make_batch(config, lengths, [k] * args.batch_size, max_symbols, args.target_length, rng), device)
         for k in sorted(set(args.streams) | {MIXED_MAX_SYMBOLS})
     }
-    mixed = to_device(make_batch(config, lengths, mixed_counts(args.batch_size, MIXED_MAX_SYMBOLS, rng),
-                                 max_symbols, args.target_length, rng), device)
+    mixed = to_device(
+        make_batch(
+            config, lengths, mixed_counts(args.batch_size, MIXED_MAX_SYMBOLS, rng), max_symbols, args.target_length, rng
+        ),
+        device,
+    )
 
     def jobs_for(batch: Batch, with_generation: bool) -> dict[str, Callable[[], None]]:
         jobs: dict[str, Callable[[], None]] = {}
@@ -553,31 +632,43 @@ def main(argv: Sequence[str] | None = None) -> int:
             rows.append(row)
         if k == MIXED_MAX_SYMBOLS:
             reference = row
-            mixed_row = Row(f"mix 1..{MIXED_MAX_SYMBOLS} (mean {mixed.mean_symbols:.2f})", mixed.mean_symbols,
-                            _select(seconds, "mix:"), _select(memory, "mix:"))
+            mixed_row = Row(
+                f"mix 1..{MIXED_MAX_SYMBOLS} (mean {mixed.mean_symbols:.2f})",
+                mixed.mean_symbols,
+                _select(seconds, "mix:"),
+                _select(memory, "mix:"),
+            )
         print(f"  measured {k} streams in {time.perf_counter() - started:.0f} s", flush=True)
 
     print("")
-    print(f"SIT vs fixed-embedding model, {args.preset} dims, batch {args.batch_size}, device {device}. "
-          "Times in ms per batch; x/str = SIT / (streams x fixed).")
+    print(
+        f"SIT vs fixed-embedding model, {args.preset} dims, batch {args.batch_size}, device {device}. "
+        "Times in ms per batch; x/str = SIT / (streams x fixed)."
+    )
     if device.type == "cuda":
         measured = "peak bytes allocated by torch on the GPU above the level before the call"
     else:
-        measured = ("peak bytes allocated by torch on the CPU during the call above its starting level "
-                    "(profiler allocation records: activations, gradients, caches, temporaries)")
+        measured = (
+            "peak bytes allocated by torch on the CPU during the call above its starting level "
+            "(profiler allocation records: activations, gradients, caches, temporaries)"
+        )
     print(f"Memory (MiB): {measured}; trMiB = forward+backward, gMiB = generation.")
     print_table(rows + ([mixed_row] if mixed_row is not None else []), "best" in models)
     all_pass = print_targets(rows, mixed_row, reference)
     if hasattr(os, "getloadavg"):
         load = " / ".join(f"{value:.2f}" for value in os.getloadavg())
-        print(f"\nload average (1/5/15 min) after the run: {load} on {os.cpu_count()} cores "
-              "(a load above the core count means other processes shared the CPU)")
+        print(
+            f"\nload average (1/5/15 min) after the run: {load} on {os.cpu_count()} cores "
+            "(a load above the core count means other processes shared the CPU)"
+        )
     disturbed = print_noise_check(rows)
     print(f"overall: {verdict(all_pass)}" + (" (timings disturbed, see noise check)" if disturbed else ""))
 
     if args.profile:
-        print(f"\nprofile: one SIT forward+backward at {MIXED_MAX_SYMBOLS} streams "
-              f"(batch {args.batch_size}), top ops by self time")
+        print(
+            f"\nprofile: one SIT forward+backward at {MIXED_MAX_SYMBOLS} streams "
+            f"(batch {args.batch_size}), top ops by self time"
+        )
         print_profile(models["sit"], batches[MIXED_MAX_SYMBOLS], rows=20)
     return 0
 

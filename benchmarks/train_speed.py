@@ -30,8 +30,9 @@ PAIRS = {"prop": ("prop-best", "prop-vanilla"), "ltl": ("ltl-best", "ltl-vanilla
 def batches(task: str, batch_size: int, count: int, workdir: str) -> tuple[list[dict], list[dict]]:
     """``count`` training batches and one generation batch of real samples."""
     name = f"{task}-35"
-    data = dataset_builders.build(name, os.path.join(workdir, name), num_samples=batch_size * (count + 2) * 10 // 8,
-                                  seed=0, progress=False)
+    data = dataset_builders.build(
+        name, os.path.join(workdir, name), num_samples=batch_size * (count + 2) * 10 // 8, seed=0, progress=False
+    )
     tokenizer = SymbolInvTokenizer.from_preset(task)
     train = tokenize_dataset(data["train"], tokenizer)
     collator = SymbolInvDataCollator(tokenizer)
@@ -88,10 +89,14 @@ def main() -> int:
     if args.quick:
         args.repeats, args.new_tokens = 2, 10
     devices = [torch.device("cpu")] + ([torch.device("cuda")] if torch.cuda.is_available() else [])
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, {torch.get_num_threads()} torch threads, "
-          f"torch {torch.__version__}" + (f", GPU {torch.cuda.get_device_name()}" if len(devices) > 1 else ""))
-    print(f"batch {args.batch_size}, median of {args.repeats} (after one warm-up); generation: 3 beams, "
-          f"{args.new_tokens} new tokens per answer, KV cache\n")
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, {torch.get_num_threads()} torch threads, "
+        f"torch {torch.__version__}" + (f", GPU {torch.cuda.get_device_name()}" if len(devices) > 1 else "")
+    )
+    print(
+        f"batch {args.batch_size}, median of {args.repeats} (after one warm-up); generation: 3 beams, "
+        f"{args.new_tokens} new tokens per answer, KV cache\n"
+    )
     header = f"{'device':6} {'task':5} {'model':14} {'params':>10} {'train steps/s':>14} {'gen samples/s':>14}"
     print(header)
     print("-" * len(header))
@@ -107,8 +112,11 @@ def main() -> int:
                     step = time_training(model, train_batches, device, args.repeats)
                     generate = time_generation(model, generation, device, args.repeats, args.new_tokens)
                     params = sum(p.numel() for p in model.parameters())
-                    print(f"{device.type:6} {task:5} {preset:14} {params:>10,} {1 / step:>14.3f} "
-                          f"{args.batch_size / generate:>14.1f}", flush=True)
+                    print(
+                        f"{device.type:6} {task:5} {preset:14} {params:>10,} {1 / step:>14.3f} "
+                        f"{args.batch_size / generate:>14.1f}",
+                        flush=True,
+                    )
     return 0
 
 

@@ -22,9 +22,22 @@ from typing import Any
 
 #: Every configuration, by family (checked against the family modules by the tests).
 CONFIG_NAMES: tuple[str, ...] = (
-    "ltl-35", "ltl-35-10sym", "ltl-35-supp", "ltl-35-renamed", "ltl-35-reduced", "ltl-heatmap",
-    "prop-35", "prop-35-10sym", "prop-35-supp", "prop-35-renamed", "prop-35-reduced", "prop-heatmap",
-    "copy-small", "copy-large", "copy-small-grid", "copy-large-grid",
+    "ltl-35",
+    "ltl-35-10sym",
+    "ltl-35-supp",
+    "ltl-35-renamed",
+    "ltl-35-reduced",
+    "ltl-heatmap",
+    "prop-35",
+    "prop-35-10sym",
+    "prop-35-supp",
+    "prop-35-renamed",
+    "prop-35-reduced",
+    "prop-heatmap",
+    "copy-small",
+    "copy-large",
+    "copy-small-grid",
+    "copy-large-grid",
 )
 
 _LAZY = {
@@ -70,8 +83,11 @@ def build(name: str, out_dir: str | os.PathLike | None = None, **options: Any) -
         raise ValueError(f"unknown dataset configuration {name!r}; choose one of {', '.join(CONFIG_NAMES)}")
     modules = _family_modules()
     family = name.split("-", 1)[0]
-    builder = {"ltl": modules["ltl"].build_ltl_random35, "prop": modules["prop"].build_prop_random35,
-               "copy": modules["copy"].build_copy_task}[family]
+    builder = {
+        "ltl": modules["ltl"].build_ltl_random35,
+        "prop": modules["prop"].build_prop_random35,
+        "copy": modules["copy"].build_copy_task,
+    }[family]
     return builder(name, out_dir, **options)
 
 

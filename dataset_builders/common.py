@@ -166,8 +166,13 @@ def _init_worker(source: SampleSource) -> None:
     _WORKER_SOURCE = source
 
 
-def _realise_range(source: SampleSource, start: int, stop: int, full_keys: frozenset[str],
-                   seen: Callable[[Hashable], bool] | None = None) -> list[_Entry]:
+def _realise_range(
+    source: SampleSource,
+    start: int,
+    stop: int,
+    full_keys: frozenset[str],
+    seen: Callable[[Hashable], bool] | None = None,
+) -> list[_Entry]:
     """Draw and realise the candidates ``start..stop-1``, skipping those whose key was full when
     the range was dispatched (``full_keys``, reprs) or, in this process, whose identity was
     accepted already: both would be rejected in order too, since quotas only fill."""
@@ -242,8 +247,7 @@ def generate(
         state = BuildState(**json.loads(state_path.read_text()))
         if state.fingerprint != fingerprint:
             raise ValueError(
-                f"{workdir} holds a partial build made with other parameters; remove it or build into "
-                "another directory"
+                f"{workdir} holds a partial build made with other parameters; remove it or build into another directory"
             )
     counts: Counter[str] = Counter(state.counts)
     drops: Counter[str] = Counter(state.drops)
@@ -286,14 +290,14 @@ def generate(
     done = state.next_index  # every index below it has been decided in order
     accepted = sum(counts.values())
     capped_only = bool(limits) and getattr(source, "keys_all_listed", False)
-    bar = tqdm(total=total, initial=accepted, desc=description, unit=" samples", dynamic_ncols=True,
-               disable=not progress)
+    bar = tqdm(
+        total=total, initial=accepted, desc=description, unit=" samples", dynamic_ncols=True, disable=not progress
+    )
     shown_drops: dict[str, int] = {}
     try:
         while accepted < total and not (capped_only and len(full_keys) >= len(limit_by_repr)):
             # Keep the workers busy: dispatch ahead of the in-order consumer.
-            while len(window) < (4 * workers if pool else 1) and (source.max_index is None
-                                                                   or index < source.max_index):
+            while len(window) < (4 * workers if pool else 1) and (source.max_index is None or index < source.max_index):
                 stop = index + batch if source.max_index is None else min(index + batch, source.max_index)
                 window.append((stop, dispatch(index, stop)))
                 index = stop
@@ -483,8 +487,14 @@ class BuildParams:
         return dict(self.__dict__)
 
 
-def resolve_params(spec: ConfigSpec, num_samples: int | None, num_symbols: int | None, max_size: int | None,
-                   seed: int, timeout: float | None = None) -> BuildParams:
+def resolve_params(
+    spec: ConfigSpec,
+    num_samples: int | None,
+    num_symbols: int | None,
+    max_size: int | None,
+    seed: int,
+    timeout: float | None = None,
+) -> BuildParams:
     params = BuildParams(
         config=spec.name,
         num_samples=spec.num_samples if num_samples is None else num_samples,
@@ -570,8 +580,15 @@ def realise_formula(task: LogicTask, text: str, timeout: float | None) -> Outcom
         verdict, note = task.check(formula, target, timeout), "fallback"
     if verdict != "holds":
         return Outcome(drop="timeout" if verdict == "unknown" else "check-failed")
-    return Outcome(row={"input": text, "target": task.format_target(target),
-                        "num_symbols": len(symbols_of(formula)), "size": formula.size}, note=note)
+    return Outcome(
+        row={
+            "input": text,
+            "target": task.format_target(target),
+            "num_symbols": len(symbols_of(formula)),
+            "size": formula.size,
+        },
+        note=note,
+    )
 
 
 class SizeQuotas:
@@ -792,29 +809,57 @@ class StepReport:
     notes: dict[str, int] = field(default_factory=dict)
 
 
-def _run_step(name: str, source: SampleSource, total: int, limits: Mapping[Hashable, int] | None,
-              directory: BuildDirectory, fingerprint: str, options: Mapping[str, Any],
-              unique: str | None = "input", exclude: Iterable[Hashable] = (),
-              expect_all: bool = True) -> tuple[list[dict], StepReport]:
+def _run_step(
+    name: str,
+    source: SampleSource,
+    total: int,
+    limits: Mapping[Hashable, int] | None,
+    directory: BuildDirectory,
+    fingerprint: str,
+    options: Mapping[str, Any],
+    unique: str | None = "input",
+    exclude: Iterable[Hashable] = (),
+    expect_all: bool = True,
+) -> tuple[list[dict], StepReport]:
     chunk_size = options.get("chunk_size") or default_chunk_size(total)
     rows, state = generate(
-        source, total, FEATURES, directory.part(name), fingerprint, limits=limits, workers=options.get("workers"),
-        chunk_size=chunk_size, description=options.get("description", name), on_accept=options.get("on_accept"),
-        unique=unique, exclude=exclude, progress=options.get("progress", True),
+        source,
+        total,
+        FEATURES,
+        directory.part(name),
+        fingerprint,
+        limits=limits,
+        workers=options.get("workers"),
+        chunk_size=chunk_size,
+        description=options.get("description", name),
+        on_accept=options.get("on_accept"),
+        unique=unique,
+        exclude=exclude,
+        progress=options.get("progress", True),
     )
     if expect_all and len(rows) < total:
-        warnings.warn(f"{name}: the generator ran out after {len(rows)} of {total} samples (are the size and "
-                      "symbol parameters compatible?)", stacklevel=3)
-    return rows, StepReport(name, total, len(rows), dict(sorted(state.drops.items())),
-                            dict(sorted(state.notes.items())))
+        warnings.warn(
+            f"{name}: the generator ran out after {len(rows)} of {total} samples (are the size and "
+            "symbol parameters compatible?)",
+            stacklevel=3,
+        )
+    return rows, StepReport(
+        name, total, len(rows), dict(sorted(state.drops.items())), dict(sorted(state.notes.items()))
+    )
 
 
-def map_rows(function: Callable[[dict[str, Any]], dict[str, Any]], rows: list[dict[str, Any]],
-             workers: int | None, description: str = "", progress: bool = True) -> list[dict[str, Any]]:
+def map_rows(
+    function: Callable[[dict[str, Any]], dict[str, Any]],
+    rows: list[dict[str, Any]],
+    workers: int | None,
+    description: str = "",
+    progress: bool = True,
+) -> list[dict[str, Any]]:
     """``function`` on every row, in order, on ``workers`` processes (``function`` must pickle)."""
     workers = max(1, workers or os.cpu_count() or 1)
-    with tqdm(total=len(rows), desc=description, unit=" samples", dynamic_ncols=True,
-              disable=not progress or len(rows) < 1000) as bar:
+    with tqdm(
+        total=len(rows), desc=description, unit=" samples", dynamic_ncols=True, disable=not progress or len(rows) < 1000
+    ) as bar:
         if workers == 1 or len(rows) < 1000:
             out = []
             for row in rows:
@@ -829,46 +874,82 @@ def map_rows(function: Callable[[dict[str, Any]], dict[str, Any]], rows: list[di
             return out
 
 
-def gated_rows(task: LogicTask, tag: str, params: BuildParams, directory: BuildDirectory,
-               options: Mapping[str, Any]) -> tuple[list[dict], StepReport]:
+def gated_rows(
+    task: LogicTask, tag: str, params: BuildParams, directory: BuildDirectory, options: Mapping[str, Any]
+) -> tuple[list[dict], StepReport]:
     """The size-gated samples of a ``base`` configuration (``tag`` names its random stream)."""
     gate = SizeQuotas(params.num_samples, params.min_size, params.max_size)
-    source = GatedSource(task, tag, params.seed, params.num_symbols, params.min_size, params.max_size, gate,
-                         params.timeout, max_index=2_000 * params.num_samples + 1_000_000)
+    source = GatedSource(
+        task,
+        tag,
+        params.seed,
+        params.num_symbols,
+        params.min_size,
+        params.max_size,
+        gate,
+        params.timeout,
+        max_index=2_000 * params.num_samples + 1_000_000,
+    )
     fingerprint = fingerprint_of({"step": "gated", "tag": tag, **logic_build_info(task, params), "config": None})
     return _run_step(tag, source, params.num_samples, gate.limits, directory, fingerprint, options)
 
 
-def supp_rows(task: LogicTask, tag: str, params: BuildParams, train_size: int, directory: BuildDirectory,
-              options: Mapping[str, Any], exclude: Iterable[str]) -> tuple[list[dict], StepReport]:
+def supp_rows(
+    task: LogicTask,
+    tag: str,
+    params: BuildParams,
+    train_size: int,
+    directory: BuildDirectory,
+    options: Mapping[str, Any],
+    exclude: Iterable[str],
+) -> tuple[list[dict], StepReport]:
     """Samples over 0 and 1 symbols, as many as :data:`SUPP_SHARES` of the training split (at
     least one each), never repeating a formula of the base data."""
     quotas = {k: max(1, round(share * train_size)) for k, share in SUPP_SHARES.items() if k >= task.min_symbols}
-    source = SymbolCountSource(task, f"{tag}-supp", params.seed, tuple(quotas), params.min_size, params.max_size,
-                               params.timeout, max_index=10_000 * sum(quotas) + 100_000)
-    fingerprint = fingerprint_of({"step": "supp", "tag": tag, "quotas": quotas, **logic_build_info(task, params),
-                                  "config": None})
-    return _run_step("supp", source, sum(quotas.values()), quotas, directory, fingerprint,
-                     {**options, "description": f"{options.get('description', tag)} (0/1 symbols)"},
-                     exclude=exclude)
+    source = SymbolCountSource(
+        task,
+        f"{tag}-supp",
+        params.seed,
+        tuple(quotas),
+        params.min_size,
+        params.max_size,
+        params.timeout,
+        max_index=10_000 * sum(quotas) + 100_000,
+    )
+    fingerprint = fingerprint_of(
+        {"step": "supp", "tag": tag, "quotas": quotas, **logic_build_info(task, params), "config": None}
+    )
+    return _run_step(
+        "supp",
+        source,
+        sum(quotas.values()),
+        quotas,
+        directory,
+        fingerprint,
+        {**options, "description": f"{options.get('description', tag)} (0/1 symbols)"},
+        exclude=exclude,
+    )
 
 
 def grid_cells(task: LogicTask, max_symbols: int, max_size: int) -> tuple[tuple[int, int], ...]:
     """Every (symbol count, size) cell a formula can occupy (a size-n tree has at most
     (n + 1) / 2 leaves; no propositional sample has 0 symbols)."""
-    return tuple((k, n) for k in range(task.min_symbols, max_symbols + 1) for n in range(1, max_size + 1)
-                 if leaves_allow(k, n))
+    return tuple(
+        (k, n) for k in range(task.min_symbols, max_symbols + 1) for n in range(1, max_size + 1) if leaves_allow(k, n)
+    )
 
 
-def grid_rows(task: LogicTask, tag: str, params: BuildParams, directory: BuildDirectory,
-              options: Mapping[str, Any]) -> tuple[list[dict], StepReport]:
+def grid_rows(
+    task: LogicTask, tag: str, params: BuildParams, directory: BuildDirectory, options: Mapping[str, Any]
+) -> tuple[list[dict], StepReport]:
     cells = grid_cells(task, params.num_symbols, params.max_size)
     cap = params.num_samples
     attempts = GRID_ATTEMPTS_PER_SAMPLE * cap + GRID_ATTEMPTS_EXTRA
     source = GridSource(task, tag, params.seed, cells, attempts, params.timeout)
     fingerprint = fingerprint_of({"step": "grid", "tag": tag, **logic_build_info(task, params), "config": None})
-    rows, report = _run_step(tag, source, cap * len(cells), dict.fromkeys(cells, cap), directory, fingerprint,
-                             options, expect_all=False)  # rare cells keep what they got
+    rows, report = _run_step(
+        tag, source, cap * len(cells), dict.fromkeys(cells, cap), directory, fingerprint, options, expect_all=False
+    )  # rare cells keep what they got
     rows.sort(key=lambda row: (row["num_symbols"], row["size"]))  # stable: cell by cell, in generation order
     return rows, report
 
@@ -894,8 +975,13 @@ def build_logic(
     params = resolve_params(spec, num_samples, num_symbols, max_size, seed, timeout)
     info = {"config": spec.name, **logic_build_info(task, params)}
     info["fingerprint"] = fingerprint_of(info)
-    options = {"workers": workers, "on_accept": on_accept, "chunk_size": chunk_size, "progress": progress,
-               "description": spec.name}
+    options = {
+        "workers": workers,
+        "on_accept": on_accept,
+        "chunk_size": chunk_size,
+        "progress": progress,
+        "description": spec.name,
+    }
     with BuildDirectory(out_dir) as directory:
         if not directory.temporary and (built := read_built(directory.path, info["fingerprint"])) is not None:
             return built  # rerunning a finished build
@@ -910,16 +996,19 @@ def build_logic(
             reports.append(report)
             splits = split_rows(rows, SPLIT_FRACTIONS, params.seed)
             if spec.variant == "supp":
-                extra, report = supp_rows(task, tag, params, len(splits["train"]), directory, options,
-                                          exclude=[row["input"] for row in rows])
+                extra, report = supp_rows(
+                    task, tag, params, len(splits["train"]), directory, options, exclude=[row["input"] for row in rows]
+                )
                 reports.append(report)
                 train = splits["train"] + extra
                 derived_rng(params.seed, "supp-shuffle").shuffle(train)
                 splits["train"] = train
             elif spec.variant == "renamed":
                 rename_one = functools.partial(rename_sample, task, timeout=params.timeout)
-                splits = {name: map_rows(rename_one, split, workers, f"{spec.name}: renaming {name}", progress)
-                          for name, split in splits.items()}
+                splits = {
+                    name: map_rows(rename_one, split, workers, f"{spec.name}: renaming {name}", progress)
+                    for name, split in splits.items()
+                }
             elif spec.variant == "reduced":
                 splits["train"] = splits["train"][: max(1, round(REDUCED_SHARE * params.num_samples))]
         info["splits"] = {name: len(split) for name, split in splits.items()}
@@ -932,8 +1021,10 @@ def build_logic(
 
 
 def _command(params: BuildParams) -> str:
-    command = (f"symbolinv data build {params.config} --out DIR --num-samples {params.num_samples} "
-               f"--num-symbols {params.num_symbols} --max-size {params.max_size} --seed {params.seed}")
+    command = (
+        f"symbolinv data build {params.config} --out DIR --num-samples {params.num_samples} "
+        f"--num-symbols {params.num_symbols} --max-size {params.max_size} --seed {params.seed}"
+    )
     if params.timeout is not None and params.timeout != DEFAULT_TIMEOUT:
         command += f" --timeout {params.timeout:g}"
     return command
@@ -947,11 +1038,20 @@ FIELD_DOCS = {
 }
 
 
-def logic_card(task: LogicTask, spec: ConfigSpec, params: BuildParams, about: str, dataset: datasets.DatasetDict,
-               reports: Sequence[StepReport]) -> str:
+def logic_card(
+    task: LogicTask,
+    spec: ConfigSpec,
+    params: BuildParams,
+    about: str,
+    dataset: datasets.DatasetDict,
+    reports: Sequence[StepReport],
+) -> str:
     rows = [row for split in dataset.values() for row in split]
-    about_fallback = ("fallbacks are targets the checker rejected, replaced by a second solve that it accepted"
-                      if task.fallback is not None else "no fallback solver")
+    about_fallback = (
+        "fallbacks are targets the checker rejected, replaced by a second solve that it accepted"
+        if task.fallback is not None
+        else "no fallback solver"
+    )
     sizes, symbols = size_stats(rows)
     parts = [
         card_metadata(dataset, FEATURES, f"symbolinv {spec.name}", ["symbolinv", "logic", task.name, "synthetic"]),
@@ -961,62 +1061,96 @@ def logic_card(task: LogicTask, spec: ConfigSpec, params: BuildParams, about: st
         "redistributed here; `dataset_builders.load_deepltl` reads the original DeepLTL files).\n",
         "## Loading\n\n```python\nfrom datasets import load_dataset\n\n"
         'dataset = load_dataset("path/to/this/directory")  # or load_dataset(REPO_ID, name=CONFIG)\n```\n',
-        "## Fields\n\n" + markdown_table(["field", "type", "meaning"],
-                                            [(n, f.dtype, FIELD_DOCS[n]) for n, f in FEATURES.items()]) + "\n",
+        "## Fields\n\n"
+        + markdown_table(["field", "type", "meaning"], [(n, f.dtype, FIELD_DOCS[n]) for n, f in FEATURES.items()])
+        + "\n",
         "## Splits\n\n" + markdown_table(["split", "samples"], [(n, len(s)) for n, s in dataset.items()]) + "\n",
         "## How it was generated\n\n" + about.strip() + "\n",
         _variant_text(spec, params, task.min_symbols) + "\n",
-        "Parameters:\n\n" + markdown_table(["parameter", "value"], [
-            ("seed", params.seed), ("samples" + (" per cell" if spec.is_grid else ""), params.num_samples),
-            ("symbols" + (" (at most)" if spec.is_grid else ""), params.num_symbols),
-            ("sizes", f"{params.min_size}..{params.max_size}"),
-            ("solver time-out", f"{params.timeout} s" if params.timeout is not None else "none"),
-        ]) + f"\n\nRebuild with `{_command(params)}` (any `--workers`: the result does not depend on it).\n",
+        "Parameters:\n\n"
+        + markdown_table(
+            ["parameter", "value"],
+            [
+                ("seed", params.seed),
+                ("samples" + (" per cell" if spec.is_grid else ""), params.num_samples),
+                ("symbols" + (" (at most)" if spec.is_grid else ""), params.num_symbols),
+                ("sizes", f"{params.min_size}..{params.max_size}"),
+                ("solver time-out", f"{params.timeout} s" if params.timeout is not None else "none"),
+            ],
+        )
+        + f"\n\nRebuild with `{_command(params)}` (any `--workers`: the result does not depend on it).\n",
         "Generation steps (drops are candidates whose quota was still open but which gave no sample; "
         f"{about_fallback}):\n\n"
-        + markdown_table(["step", "requested", "accepted", "dropped", "fallbacks"],
-                         [(r.name, r.requested, r.accepted, ", ".join(f"{k} {v}" for k, v in r.drops.items()) or "-",
-                           r.notes.get("fallback", 0)) for r in reports]) + "\n",
-        "## Statistics\n\nSamples by symbol count: " + ", ".join(f"{k}: {v}" for k, v in sorted(symbols.items()))
-        + ".\n\nSamples by size: " + ", ".join(f"{k}: {v}" for k, v in sorted(sizes.items())) + ".\n",
-        "## Reproducibility\n\n" + (
+        + markdown_table(
+            ["step", "requested", "accepted", "dropped", "fallbacks"],
+            [
+                (
+                    r.name,
+                    r.requested,
+                    r.accepted,
+                    ", ".join(f"{k} {v}" for k, v in r.drops.items()) or "-",
+                    r.notes.get("fallback", 0),
+                )
+                for r in reports
+            ],
+        )
+        + "\n",
+        "## Statistics\n\nSamples by symbol count: "
+        + ", ".join(f"{k}: {v}" for k, v in sorted(symbols.items()))
+        + ".\n\nSamples by size: "
+        + ", ".join(f"{k}: {v}" for k, v in sorted(sizes.items()))
+        + ".\n",
+        "## Reproducibility\n\n"
+        + (
             "The solver's time-out is wall-clock time: on a slow or busy machine a formula near the limit "
             "may time out (and be dropped, as the original pipeline did) where a faster machine solves it, so "
             "builds are reproducible bit for bit only while nothing times out (the table above shows the "
             "time-outs of this build). Everything else depends only on the parameters, not on the machine or "
-            "the number of workers.\n" if params.timeout is not None else
-            "There is no time-out: the build depends only on the parameters, not on the machine or the number "
-            "of workers.\n"),
+            "the number of workers.\n"
+            if params.timeout is not None
+            else "There is no time-out: the build depends only on the parameters, not on the machine or the number "
+            "of workers.\n"
+        ),
     ]
     return "\n".join(parts)
 
 
 def _variant_text(spec: ConfigSpec, params: BuildParams, min_symbols: int = 0) -> str:
     if spec.variant == "grid":
-        return ("Evaluation grid: one `test` split with at most "
-                f"{params.num_samples} samples per cell (symbol count {min_symbols}..{params.num_symbols} x size "
-                f"1..{params.max_size}). Cells are visited in turn; each draw is over the cell's symbol count at "
-                "the cell's tree size, then its symbols are compacted to a, b, c, ... in order of first appearance "
-                "and it counts for the cell it lands in (simplification may shrink it, it may use fewer "
-                f"symbols). Each cell gets {GRID_ATTEMPTS_PER_SAMPLE} x cap + {GRID_ATTEMPTS_EXTRA} draws, so rare "
-                "and impossible cells stay partly filled or empty; no formula appears twice.")
-    text = ("Size gate: the tree size is drawn uniformly before simplification; sizes 10 and up each get an "
-            "equal share of (1 - 0.112) of the samples, smaller sizes share the remaining 11.2% (alpha = 0.112), "
-            "so sizes 10..max are near-uniform. No formula appears twice (as Spot's `randltl`, which never "
-            "repeats a formula). The samples are shuffled and split 80/10/10.")
+        return (
+            "Evaluation grid: one `test` split with at most "
+            f"{params.num_samples} samples per cell (symbol count {min_symbols}..{params.num_symbols} x size "
+            f"1..{params.max_size}). Cells are visited in turn; each draw is over the cell's symbol count at "
+            "the cell's tree size, then its symbols are compacted to a, b, c, ... in order of first appearance "
+            "and it counts for the cell it lands in (simplification may shrink it, it may use fewer "
+            f"symbols). Each cell gets {GRID_ATTEMPTS_PER_SAMPLE} x cap + {GRID_ATTEMPTS_EXTRA} draws, so rare "
+            "and impossible cells stay partly filled or empty; no formula appears twice."
+        )
+    text = (
+        "Size gate: the tree size is drawn uniformly before simplification; sizes 10 and up each get an "
+        "equal share of (1 - 0.112) of the samples, smaller sizes share the remaining 11.2% (alpha = 0.112), "
+        "so sizes 10..max are near-uniform. No formula appears twice (as Spot's `randltl`, which never "
+        "repeats a formula). The samples are shuffled and split 80/10/10."
+    )
     if spec.variant == "supp":
-        text += (f" `supp`: {spec.base} plus samples over 0 and 1 symbols added to the training split, "
-                 f"{SUPP_SHARES[0] * 100:.3f}% and {SUPP_SHARES[1] * 100:.3f}% of it (at least one each; the "
-                 "paper's App. F raised them by 202 and 10,839 in 800k), drawn over 0 or 1 symbols at tree sizes "
-                 "uniform in the size range (no size gate) and never repeating a formula of the base data.")
+        text += (
+            f" `supp`: {spec.base} plus samples over 0 and 1 symbols added to the training split, "
+            f"{SUPP_SHARES[0] * 100:.3f}% and {SUPP_SHARES[1] * 100:.3f}% of it (at least one each; the "
+            "paper's App. F raised them by 202 and 10,839 in 800k), drawn over 0 or 1 symbols at tree sizes "
+            "uniform in the size range (no size gate) and never repeating a formula of the base data."
+        )
     elif spec.variant == "renamed":
-        text += (f" `renamed`: {spec.base}, every sample renamed so that the symbols appear in the target in "
-                 "the order a, b, c, ... (symbols absent from the target follow, in order of first appearance "
-                 "in the formula); formula and target are renamed consistently and checked again.")
+        text += (
+            f" `renamed`: {spec.base}, every sample renamed so that the symbols appear in the target in "
+            "the order a, b, c, ... (symbols absent from the target follow, in order of first appearance "
+            "in the formula); formula and target are renamed consistently and checked again."
+        )
     elif spec.variant == "reduced":
-        text += (f" `reduced`: {spec.base} with the training split cut to its first "
-                 f"{REDUCED_SHARE * 100:g}% of the samples requested (80k of 1M); validation and test as in "
-                 f"{spec.base}.")
+        text += (
+            f" `reduced`: {spec.base} with the training split cut to its first "
+            f"{REDUCED_SHARE * 100:g}% of the samples requested (80k of 1M); validation and test as in "
+            f"{spec.base}."
+        )
     return text
 
 
@@ -1056,10 +1190,17 @@ def read_deepltl_file(path: Path, task: LogicTask, check: bool = False) -> list[
         except (LogicSyntaxError, ValueError) as error:
             raise DeepLTLFormatError(path, i + 2, f"not a {task.target_name}: {error}") from None
         if check and task.check(formula, target, None) != "holds":
-            raise DeepLTLFormatError(path, i + 2,
-                                     f"the {task.target_name} does not satisfy the formula on line {i + 1}")
-        rows.append({"input": task.format_formula(formula), "target": task.format_target(target),
-                     "num_symbols": len(symbols_of(formula)), "size": formula.size})
+            raise DeepLTLFormatError(
+                path, i + 2, f"the {task.target_name} does not satisfy the formula on line {i + 1}"
+            )
+        rows.append(
+            {
+                "input": task.format_formula(formula),
+                "target": task.format_target(target),
+                "num_symbols": len(symbols_of(formula)),
+                "size": formula.size,
+            }
+        )
     return rows
 
 
@@ -1067,27 +1208,38 @@ def read_deepltl(path: str | os.PathLike, task: LogicTask, check: bool = False) 
     directory = Path(path)
     if not directory.is_dir():
         raise FileNotFoundError(f"{directory} is not a directory with DeepLTL train.txt/val.txt/test.txt files")
-    splits = {name: read_deepltl_file(directory / file, task, check)
-              for name, file in DEEPLTL_SPLITS.items() if (directory / file).exists()}
+    splits = {
+        name: read_deepltl_file(directory / file, task, check)
+        for name, file in DEEPLTL_SPLITS.items()
+        if (directory / file).exists()
+    }
     if not splits:
         raise FileNotFoundError(f"{directory} has none of {', '.join(DEEPLTL_SPLITS.values())}")
-    return datasets.DatasetDict({name: datasets.Dataset.from_list(rows, features=FEATURES)
-                                 for name, rows in splits.items()})
+    return datasets.DatasetDict(
+        {name: datasets.Dataset.from_list(rows, features=FEATURES) for name, rows in splits.items()}
+    )
 
 
 # ---------------------------------------------------------------------------------------------------
 # Dataset card and Hub upload
 # ---------------------------------------------------------------------------------------------------
 def _size_category(n: int) -> str:
-    for bound, label in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"),
-                         (1_000_000, "100K<n<1M"), (10_000_000, "1M<n<10M"), (100_000_000, "10M<n<100M")):
+    for bound, label in (
+        (1_000, "n<1K"),
+        (10_000, "1K<n<10K"),
+        (100_000, "10K<n<100K"),
+        (1_000_000, "100K<n<1M"),
+        (10_000_000, "1M<n<10M"),
+        (100_000_000, "10M<n<100M"),
+    ):
         if n < bound:
             return label
     return "100M<n<1B"
 
 
-def card_metadata(dataset: datasets.DatasetDict, features: datasets.Features, pretty_name: str,
-                  tags: Sequence[str]) -> str:
+def card_metadata(
+    dataset: datasets.DatasetDict, features: datasets.Features, pretty_name: str, tags: Sequence[str]
+) -> str:
     """The YAML front matter: ``configs`` (what ``load_dataset(dir)`` reads) and ``dataset_info``."""
     from huggingface_hub import DatasetCardData
 
@@ -1097,12 +1249,18 @@ def card_metadata(dataset: datasets.DatasetDict, features: datasets.Features, pr
         pretty_name=pretty_name,
         size_categories=[_size_category(total)],
         tags=list(tags),
-        configs=[{"config_name": "default",
-                  "data_files": [{"split": name, "path": f"{DATA_DIR}/{name}-*"} for name in splits]}],
+        configs=[
+            {
+                "config_name": "default",
+                "data_files": [{"split": name, "path": f"{DATA_DIR}/{name}-*"} for name in splits],
+            }
+        ],
         dataset_info={
             "features": [{"name": name, "dtype": feature.dtype} for name, feature in features.items()],
-            "splits": [{"name": name, "num_bytes": int(dataset[name].data.nbytes),
-                        "num_examples": len(dataset[name])} for name in splits],
+            "splits": [
+                {"name": name, "num_bytes": int(dataset[name].data.nbytes), "num_examples": len(dataset[name])}
+                for name in splits
+            ],
             "dataset_size": int(sum(dataset[name].data.nbytes for name in splits)),
         },
     )
@@ -1120,8 +1278,13 @@ def is_built_dataset(directory: Path) -> bool:
     return (directory / CARD_FILE).is_file() and any((directory / DATA_DIR).glob("*.parquet"))
 
 
-def push_dataset(directory: str | os.PathLike, repo_id: str, config_name: str | None = None,
-                 private: bool | None = None, token: str | None = None) -> str:
+def push_dataset(
+    directory: str | os.PathLike,
+    repo_id: str,
+    config_name: str | None = None,
+    private: bool | None = None,
+    token: str | None = None,
+) -> str:
     """Publish a built dataset directory as configuration ``config_name`` of the Hub dataset
     ``repo_id`` (default name: the configuration it was built as). Returns the name used."""
     directory = Path(directory)
@@ -1150,8 +1313,9 @@ def _push_card_text(directory: Path, repo_id: str, config_name: str, token: str 
     if marker in remote.text:
         return
     remote.text = f"{remote.text.rstrip()}\n\n{marker}\n{local.text.strip()}\n"
-    remote.push_to_hub(repo_id, repo_type="dataset", token=token,
-                       commit_message=f"Describe configuration {config_name}")
+    remote.push_to_hub(
+        repo_id, repo_type="dataset", token=token, commit_message=f"Describe configuration {config_name}"
+    )
 
 
 def size_stats(rows: Iterable[Mapping[str, Any]]) -> tuple[Counter, Counter]:
@@ -1164,10 +1328,35 @@ def size_stats(rows: Iterable[Mapping[str, Any]]) -> tuple[Counter, Counter]:
 
 
 __all__ = [
-    "FEATURES", "SPLIT_FRACTIONS", "Outcome", "SampleSource", "BuildState", "ConfigSpec", "BuildParams",
-    "BuildDirectory", "LogicTask", "SizeQuotas", "GatedSource", "SymbolCountSource", "GridSource",
-    "DeepLTLFormatError", "derived_rng", "derived_int", "generate", "split_rows", "write_dataset",
-    "read_built", "rename_sample", "read_deepltl", "read_deepltl_file", "push_dataset", "is_built_dataset",
-    "card_metadata", "markdown_table", "fingerprint_of", "resolve_params", "default_chunk_size",
+    "FEATURES",
+    "SPLIT_FRACTIONS",
+    "Outcome",
+    "SampleSource",
+    "BuildState",
+    "ConfigSpec",
+    "BuildParams",
+    "BuildDirectory",
+    "LogicTask",
+    "SizeQuotas",
+    "GatedSource",
+    "SymbolCountSource",
+    "GridSource",
+    "DeepLTLFormatError",
+    "derived_rng",
+    "derived_int",
+    "generate",
+    "split_rows",
+    "write_dataset",
+    "read_built",
+    "rename_sample",
+    "read_deepltl",
+    "read_deepltl_file",
+    "push_dataset",
+    "is_built_dataset",
+    "card_metadata",
+    "markdown_table",
+    "fingerprint_of",
+    "resolve_params",
+    "default_chunk_size",
     "leaves_allow",
 ]

@@ -103,18 +103,47 @@ class CopyGridSource:
 CONFIGS: dict[str, ConfigSpec] = {
     spec.name: spec
     for spec in (
-        ConfigSpec("copy-small", "copy", "base",
-                   "Copy task, small: strings of length 5..10 with at most 5 distinct characters; target = input.",
-                   1_000_000, 5, 10, min_size=5),
-        ConfigSpec("copy-large", "copy", "base",
-                   "Copy task, large (the SIT paper's): strings of length 20..80 with at most 20 distinct "
-                   "characters; target = input.", 10_000_000, 20, 80, min_size=20),
-        ConfigSpec("copy-small-grid", "copy", "grid",
-                   "Copy task evaluation grid for copy-small: distinct characters 1..10 x length 1..20, 20 strings "
-                   "per feasible cell.", 20, 10, 20),
-        ConfigSpec("copy-large-grid", "copy", "grid",
-                   "Copy task evaluation grid for copy-large: distinct characters 1..26 x length 1..100, 20 "
-                   "strings per feasible cell.", 20, 26, 100),
+        ConfigSpec(
+            "copy-small",
+            "copy",
+            "base",
+            "Copy task, small: strings of length 5..10 with at most 5 distinct characters; target = input.",
+            1_000_000,
+            5,
+            10,
+            min_size=5,
+        ),
+        ConfigSpec(
+            "copy-large",
+            "copy",
+            "base",
+            "Copy task, large (the SIT paper's): strings of length 20..80 with at most 20 distinct "
+            "characters; target = input.",
+            10_000_000,
+            20,
+            80,
+            min_size=20,
+        ),
+        ConfigSpec(
+            "copy-small-grid",
+            "copy",
+            "grid",
+            "Copy task evaluation grid for copy-small: distinct characters 1..10 x length 1..20, 20 strings "
+            "per feasible cell.",
+            20,
+            10,
+            20,
+        ),
+        ConfigSpec(
+            "copy-large-grid",
+            "copy",
+            "grid",
+            "Copy task evaluation grid for copy-large: distinct characters 1..26 x length 1..100, 20 "
+            "strings per feasible cell.",
+            20,
+            26,
+            100,
+        ),
     )
 }
 
@@ -130,33 +159,44 @@ def _card(spec: ConfigSpec, params: BuildParams, dataset: datasets.DatasetDict) 
     rows = [row for split in dataset.values() for row in split]
     sizes, symbols = size_stats(rows)
     if spec.is_grid:
-        how = (f"One `test` split: for every cell (distinct characters k in 1..{params.num_symbols}, length n in "
-               f"1..{params.max_size}, k <= n) {params.num_samples} strings with exactly k distinct characters of "
-               "a-z and length n: k characters drawn without replacement, each placed once, the other positions "
-               "filled uniformly from them, then shuffled.")
+        how = (
+            f"One `test` split: for every cell (distinct characters k in 1..{params.num_symbols}, length n in "
+            f"1..{params.max_size}, k <= n) {params.num_samples} strings with exactly k distinct characters of "
+            "a-z and length n: k characters drawn without replacement, each placed once, the other positions "
+            "filled uniformly from them, then shuffled."
+        )
     else:
-        how = (f"Strings of length {params.min_size}..{params.max_size} with 1..{params.num_symbols} distinct "
-               "characters of a-z: the distinct count uniform, then the length uniform among those that can hold "
-               "it, then the string as for the grid (each chosen character at least once). Shuffled and split "
-               "80/10/10.")
-    command = (f"symbolinv data build {spec.name} --out DIR --num-samples {params.num_samples} --num-symbols "
-               f"{params.num_symbols} --max-size {params.max_size} --seed {params.seed}")
-    return "\n".join([
-        card_metadata(dataset, FEATURES, f"symbolinv {spec.name}", ["symbolinv", "copy", "synthetic"]),
-        f"# {spec.name}\n\n{spec.description}\n",
-        "Built locally by `hf_symbolinv` (package `dataset_builders`). Metric in the papers: edit distance "
-        "between the greedy prediction and the target.\n",
-        "## Loading\n\n```python\nfrom datasets import load_dataset\n\n"
-        'dataset = load_dataset("path/to/this/directory")  # or load_dataset(REPO_ID, name=CONFIG)\n```\n',
-        "## Fields\n\n" + markdown_table(["field", "type", "meaning"],
-                                          [(n, f.dtype, _FIELDS[n]) for n, f in FEATURES.items()]) + "\n",
-        "## Splits\n\n" + markdown_table(["split", "samples"], [(n, len(s)) for n, s in dataset.items()]) + "\n",
-        f"## How it was generated\n\n{how} One random stream per sample index (seed {params.seed}), so the "
-        f"result does not depend on the number of workers. Rebuild with `{command}`.\n",
-        "## Statistics\n\nSamples by distinct characters: "
-        + ", ".join(f"{k}: {v}" for k, v in sorted(symbols.items()))
-        + ".\n\nSamples by length: " + ", ".join(f"{k}: {v}" for k, v in sorted(sizes.items())) + ".\n",
-    ])
+        how = (
+            f"Strings of length {params.min_size}..{params.max_size} with 1..{params.num_symbols} distinct "
+            "characters of a-z: the distinct count uniform, then the length uniform among those that can hold "
+            "it, then the string as for the grid (each chosen character at least once). Shuffled and split "
+            "80/10/10."
+        )
+    command = (
+        f"symbolinv data build {spec.name} --out DIR --num-samples {params.num_samples} --num-symbols "
+        f"{params.num_symbols} --max-size {params.max_size} --seed {params.seed}"
+    )
+    return "\n".join(
+        [
+            card_metadata(dataset, FEATURES, f"symbolinv {spec.name}", ["symbolinv", "copy", "synthetic"]),
+            f"# {spec.name}\n\n{spec.description}\n",
+            "Built locally by `hf_symbolinv` (package `dataset_builders`). Metric in the papers: edit distance "
+            "between the greedy prediction and the target.\n",
+            "## Loading\n\n```python\nfrom datasets import load_dataset\n\n"
+            'dataset = load_dataset("path/to/this/directory")  # or load_dataset(REPO_ID, name=CONFIG)\n```\n',
+            "## Fields\n\n"
+            + markdown_table(["field", "type", "meaning"], [(n, f.dtype, _FIELDS[n]) for n, f in FEATURES.items()])
+            + "\n",
+            "## Splits\n\n" + markdown_table(["split", "samples"], [(n, len(s)) for n, s in dataset.items()]) + "\n",
+            f"## How it was generated\n\n{how} One random stream per sample index (seed {params.seed}), so the "
+            f"result does not depend on the number of workers. Rebuild with `{command}`.\n",
+            "## Statistics\n\nSamples by distinct characters: "
+            + ", ".join(f"{k}: {v}" for k, v in sorted(symbols.items()))
+            + ".\n\nSamples by length: "
+            + ", ".join(f"{k}: {v}" for k, v in sorted(sizes.items()))
+            + ".\n",
+        ]
+    )
 
 
 def build_copy_task(
@@ -185,24 +225,34 @@ def build_copy_task(
     if params.num_symbols < 1:
         raise ValueError("--num-symbols must be at least 1 for the copy task")
     if not spec.is_grid and params.num_symbols > params.max_size:
-        raise ValueError(f"--num-symbols {params.num_symbols} exceeds the longest string (--max-size "
-                         f"{params.max_size})")
+        raise ValueError(
+            f"--num-symbols {params.num_symbols} exceeds the longest string (--max-size {params.max_size})"
+        )
     info = {"config": spec.name, "family": "copy", **params.as_dict()}
     info["fingerprint"] = fingerprint_of(info)
     with BuildDirectory(out_dir) as directory:
         if not directory.temporary and (built := read_built(directory.path, info["fingerprint"])) is not None:
             return built
         if spec.is_grid:
-            cells = tuple((k, n) for k in range(1, params.num_symbols + 1) for n in range(1, params.max_size + 1)
-                          if k <= n)
+            cells = tuple(
+                (k, n) for k in range(1, params.num_symbols + 1) for n in range(1, params.max_size + 1) if k <= n
+            )
             source: CopySource | CopyGridSource = CopyGridSource(spec.name, params.seed, cells, params.num_samples)
             total, limits = len(cells) * params.num_samples, dict.fromkeys(cells, params.num_samples)
         else:
             copy_spec = CopySpec(distinct=(1, params.num_symbols), length=(params.min_size, params.max_size))
             source, total, limits = CopySource(spec.name, params.seed, copy_spec), params.num_samples, None
         rows, _ = generate(
-            source, total, FEATURES, directory.part(spec.name), info["fingerprint"], limits=limits, workers=1,
-            chunk_size=chunk_size or default_chunk_size(total), description=spec.name, on_accept=on_accept,
+            source,
+            total,
+            FEATURES,
+            directory.part(spec.name),
+            info["fingerprint"],
+            limits=limits,
+            workers=1,
+            chunk_size=chunk_size or default_chunk_size(total),
+            description=spec.name,
+            on_accept=on_accept,
             progress=progress,
         )
         if spec.is_grid:

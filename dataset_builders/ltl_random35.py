@@ -108,24 +108,67 @@ did."""
 CONFIGS: dict[str, ConfigSpec] = {
     spec.name: spec
     for spec in (
-        ConfigSpec("ltl-35", "ltl", "base",
-                   "LTLRandom35: LTL formulas of size <= 35 over 5 symbols with a satisfying trace "
-                   "(DeepLTL's ltl-35), split 80/10/10.", 1_000_000, 5, 35),
-        ConfigSpec("ltl-35-10sym", "ltl", "base",
-                   "LTLRandom35 over 10 symbols (the full-vocabulary baseline's data), split 80/10/10.",
-                   1_000_000, 10, 35),
-        ConfigSpec("ltl-35-supp", "ltl", "supp",
-                   "LTLRandom35 with samples over 0 and 1 symbols added to the training split (the paper's "
-                   "App. F, addressing their under-representation).", 1_000_000, 5, 35, base="ltl-35"),
-        ConfigSpec("ltl-35-renamed", "ltl", "renamed",
-                   "LTLRandom35, perturbed: symbols renamed so that their first appearances in the trace are "
-                   "a, b, c, ... (Isik et al., dataset perturbation).", 1_000_000, 5, 35, base="ltl-35"),
-        ConfigSpec("ltl-35-reduced", "ltl", "reduced",
-                   "LTLRandom35 with the training split reduced to its first 80k samples (of 1M).",
-                   1_000_000, 5, 35, base="ltl-35"),
-        ConfigSpec("ltl-heatmap", "ltl", "grid",
-                   "LTL evaluation grid: symbol count 0..10 x formula size 1..50, at most 100 samples per "
-                   "cell, symbols compacted to a, b, c, ....", 100, 10, 50),
+        ConfigSpec(
+            "ltl-35",
+            "ltl",
+            "base",
+            "LTLRandom35: LTL formulas of size <= 35 over 5 symbols with a satisfying trace "
+            "(DeepLTL's ltl-35), split 80/10/10.",
+            1_000_000,
+            5,
+            35,
+        ),
+        ConfigSpec(
+            "ltl-35-10sym",
+            "ltl",
+            "base",
+            "LTLRandom35 over 10 symbols (the full-vocabulary baseline's data), split 80/10/10.",
+            1_000_000,
+            10,
+            35,
+        ),
+        ConfigSpec(
+            "ltl-35-supp",
+            "ltl",
+            "supp",
+            "LTLRandom35 with samples over 0 and 1 symbols added to the training split (the paper's "
+            "App. F, addressing their under-representation).",
+            1_000_000,
+            5,
+            35,
+            base="ltl-35",
+        ),
+        ConfigSpec(
+            "ltl-35-renamed",
+            "ltl",
+            "renamed",
+            "LTLRandom35, perturbed: symbols renamed so that their first appearances in the trace are "
+            "a, b, c, ... (Isik et al., dataset perturbation).",
+            1_000_000,
+            5,
+            35,
+            base="ltl-35",
+        ),
+        ConfigSpec(
+            "ltl-35-reduced",
+            "ltl",
+            "reduced",
+            "LTLRandom35 with the training split reduced to its first 80k samples (of 1M).",
+            1_000_000,
+            5,
+            35,
+            base="ltl-35",
+        ),
+        ConfigSpec(
+            "ltl-heatmap",
+            "ltl",
+            "grid",
+            "LTL evaluation grid: symbol count 0..10 x formula size 1..50, at most 100 samples per "
+            "cell, symbols compacted to a, b, c, ....",
+            100,
+            10,
+            50,
+        ),
     )
 }
 
@@ -155,7 +198,17 @@ def build_ltl_random35(
     if config not in CONFIGS:
         raise ValueError(f"unknown LTL configuration {config!r}; choose one of {', '.join(CONFIGS)}")
     return build_logic(
-        LTL_TASK, CONFIGS[config], _ABOUT, out_dir, num_samples=num_samples, num_symbols=num_symbols,
-        max_size=max_size, seed=seed, workers=workers, timeout=timeout, on_accept=on_accept,
-        chunk_size=chunk_size, progress=progress,
+        LTL_TASK,
+        CONFIGS[config],
+        _ABOUT,
+        out_dir,
+        num_samples=num_samples,
+        num_symbols=num_symbols,
+        max_size=max_size,
+        seed=seed,
+        workers=workers,
+        timeout=timeout,
+        on_accept=on_accept,
+        chunk_size=chunk_size,
+        progress=progress,
     )

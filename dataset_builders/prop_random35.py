@@ -110,24 +110,67 @@ a constant formula is valid or unsatisfiable."""
 CONFIGS: dict[str, ConfigSpec] = {
     spec.name: spec
     for spec in (
-        ConfigSpec("prop-35", "prop", "base",
-                   "PropRandom35: propositional formulas of size <= 35 over 5 symbols with a minimal satisfying "
-                   "partial assignment, split 80/10/10.", 1_000_000, 5, 35),
-        ConfigSpec("prop-35-10sym", "prop", "base",
-                   "PropRandom35 over 10 symbols (the full-vocabulary baseline's data), split 80/10/10.",
-                   1_000_000, 10, 35),
-        ConfigSpec("prop-35-supp", "prop", "supp",
-                   "PropRandom35 with 1-symbol samples added to the training split (constant formulas, the "
-                   "0-symbol case, are never samples).", 1_000_000, 5, 35, base="prop-35"),
-        ConfigSpec("prop-35-renamed", "prop", "renamed",
-                   "PropRandom35, perturbed: symbols renamed so that those of the assignment are a, b, c, ... "
-                   "in order, the formula's others following.", 1_000_000, 5, 35, base="prop-35"),
-        ConfigSpec("prop-35-reduced", "prop", "reduced",
-                   "PropRandom35 with the training split reduced to its first 80k samples (of 1M).",
-                   1_000_000, 5, 35, base="prop-35"),
-        ConfigSpec("prop-heatmap", "prop", "grid",
-                   "Propositional evaluation grid: symbol count 1..10 x formula size 1..50, at most 100 samples "
-                   "per cell, symbols compacted to a, b, c, ....", 100, 10, 50),
+        ConfigSpec(
+            "prop-35",
+            "prop",
+            "base",
+            "PropRandom35: propositional formulas of size <= 35 over 5 symbols with a minimal satisfying "
+            "partial assignment, split 80/10/10.",
+            1_000_000,
+            5,
+            35,
+        ),
+        ConfigSpec(
+            "prop-35-10sym",
+            "prop",
+            "base",
+            "PropRandom35 over 10 symbols (the full-vocabulary baseline's data), split 80/10/10.",
+            1_000_000,
+            10,
+            35,
+        ),
+        ConfigSpec(
+            "prop-35-supp",
+            "prop",
+            "supp",
+            "PropRandom35 with 1-symbol samples added to the training split (constant formulas, the "
+            "0-symbol case, are never samples).",
+            1_000_000,
+            5,
+            35,
+            base="prop-35",
+        ),
+        ConfigSpec(
+            "prop-35-renamed",
+            "prop",
+            "renamed",
+            "PropRandom35, perturbed: symbols renamed so that those of the assignment are a, b, c, ... "
+            "in order, the formula's others following.",
+            1_000_000,
+            5,
+            35,
+            base="prop-35",
+        ),
+        ConfigSpec(
+            "prop-35-reduced",
+            "prop",
+            "reduced",
+            "PropRandom35 with the training split reduced to its first 80k samples (of 1M).",
+            1_000_000,
+            5,
+            35,
+            base="prop-35",
+        ),
+        ConfigSpec(
+            "prop-heatmap",
+            "prop",
+            "grid",
+            "Propositional evaluation grid: symbol count 1..10 x formula size 1..50, at most 100 samples "
+            "per cell, symbols compacted to a, b, c, ....",
+            100,
+            10,
+            50,
+        ),
     )
 }
 
@@ -150,7 +193,17 @@ def build_prop_random35(
     if config not in CONFIGS:
         raise ValueError(f"unknown propositional configuration {config!r}; choose one of {', '.join(CONFIGS)}")
     return build_logic(
-        PROP_TASK, CONFIGS[config], _ABOUT, out_dir, num_samples=num_samples, num_symbols=num_symbols,
-        max_size=max_size, seed=seed, workers=workers, timeout=None, on_accept=on_accept,
-        chunk_size=chunk_size, progress=progress,
+        PROP_TASK,
+        CONFIGS[config],
+        _ABOUT,
+        out_dir,
+        num_samples=num_samples,
+        num_symbols=num_symbols,
+        max_size=max_size,
+        seed=seed,
+        workers=workers,
+        timeout=None,
+        on_accept=on_accept,
+        chunk_size=chunk_size,
+        progress=progress,
     )

@@ -52,9 +52,24 @@ def convert_and_finetune(
     converted = output / "converted"
     if not (converted / "config.json").exists():
         convert_checkpoint(source, converted, actual=actual, placeholder=placeholder)
-    argv = ["train", "--task", task, "--init-from", str(converted), "--data", str(data),
-            "--output", str(output / "finetuned"), "--epochs", str(epochs), "--lr", str(learning_rate),
-            "--batch-size", str(batch_size), *extra_train_args]
+    argv = [
+        "train",
+        "--task",
+        task,
+        "--init-from",
+        str(converted),
+        "--data",
+        str(data),
+        "--output",
+        str(output / "finetuned"),
+        "--epochs",
+        str(epochs),
+        "--lr",
+        str(learning_rate),
+        "--batch-size",
+        str(batch_size),
+        *extra_train_args,
+    ]
     if max_train_samples is not None:
         argv += ["--max-train-samples", str(max_train_samples)]
     status = symbolinv(argv)
@@ -76,8 +91,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--max-train-samples", type=int, default=None)
     args = parser.parse_args(argv)
-    folder = convert_and_finetune(args.source, args.out, args.data, args.task, args.actual, args.placeholder,
-                                  args.epochs, args.lr, args.batch_size, args.max_train_samples)
+    folder = convert_and_finetune(
+        args.source,
+        args.out,
+        args.data,
+        args.task,
+        args.actual,
+        args.placeholder,
+        args.epochs,
+        args.lr,
+        args.batch_size,
+        args.max_train_samples,
+    )
     print(f"fine-tuned model: {folder}")
     return 0
 

@@ -49,10 +49,32 @@ PAPER_PARAMETERS = {"deepsets": 4161, "complex": 1801}
 # keeps the whole run within a few CPU minutes. Adam's lr is 1e-2: at 1e-3 the complex model gets the
 # units digit right up to 65 digits but not from 70 on (seed 0, 50 epochs; from the embeddings' default
 # N(0, 1) start it stays near chance). ``--quick`` shrinks everything for tests.
-FULL = dict(train_sets=100_000, max_train_size=50, dev_fraction=0.01, test_sizes=list(range(5, 100, 5)),
-            test_sets=1000, batch_size=128, lr=1e-2, lr_patience=2, patience=10, max_epochs=50, bucket=True)
-QUICK = dict(train_sets=4000, max_train_size=10, dev_fraction=0.05, test_sizes=[5, 10, 20], test_sets=200,
-             batch_size=64, lr=1e-2, lr_patience=2, patience=3, max_epochs=3, bucket=True)
+FULL = dict(
+    train_sets=100_000,
+    max_train_size=50,
+    dev_fraction=0.01,
+    test_sizes=list(range(5, 100, 5)),
+    test_sets=1000,
+    batch_size=128,
+    lr=1e-2,
+    lr_patience=2,
+    patience=10,
+    max_epochs=50,
+    bucket=True,
+)
+QUICK = dict(
+    train_sets=4000,
+    max_train_size=10,
+    dev_fraction=0.05,
+    test_sizes=[5, 10, 20],
+    test_sets=200,
+    batch_size=64,
+    lr=1e-2,
+    lr_patience=2,
+    patience=3,
+    max_epochs=3,
+    bucket=True,
+)
 # RESULTS.md is rewritten on every run, except a section under this heading, written by hand.
 NOTES_HEADING = "## Notes (by hand)"
 # The settings a finished or half-finished run depends on; a rerun must match them to reuse it.
@@ -66,34 +88,46 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--models", nargs="+", choices=list(MODELS), default=list(MODELS))
     parser.add_argument("--quick", action="store_true", help="a tiny run (small data, 3 epochs) for tests")
     parser.add_argument("--train-sets", type=int, help=f"training + dev sets (default {FULL['train_sets']:,})")
-    parser.add_argument("--max-train-size", type=int, help=f"training sets have 1..N digits "
-                                                           f"(default {FULL['max_train_size']})")
+    parser.add_argument(
+        "--max-train-size", type=int, help=f"training sets have 1..N digits (default {FULL['max_train_size']})"
+    )
     parser.add_argument("--dev-fraction", type=float, help=f"default {FULL['dev_fraction']}")
     parser.add_argument("--test-sizes", type=int, nargs="+", help="set sizes to test (default 5 10 ... 95)")
     parser.add_argument("--test-sets", type=int, help=f"test sets per size (default {FULL['test_sets']})")
     parser.add_argument("--batch-size", type=int, help=f"default {FULL['batch_size']}")
     parser.add_argument("--lr", type=float, help=f"Adam learning rate (default {FULL['lr']})")
-    parser.add_argument("--lr-patience", type=int,
-                        help=f"halve the learning rate after N epochs without a better dev loss "
-                             f"(default {FULL['lr_patience']})")
-    parser.add_argument("--patience", type=int, help=f"stop after N epochs without a better dev loss "
-                                                     f"(default {FULL['patience']})")
+    parser.add_argument(
+        "--lr-patience",
+        type=int,
+        help=f"halve the learning rate after N epochs without a better dev loss (default {FULL['lr_patience']})",
+    )
+    parser.add_argument(
+        "--patience", type=int, help=f"stop after N epochs without a better dev loss (default {FULL['patience']})"
+    )
     parser.add_argument("--max-epochs", type=int, help=f"default {FULL['max_epochs']}")
-    parser.add_argument("--bucket", action=argparse.BooleanOptionalAction, default=None,
-                        help="batch sets of similar size together (faster)")
+    parser.add_argument(
+        "--bucket",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="batch sets of similar size together (faster)",
+    )
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--threads", type=int, default=1,
-                        help="torch threads (default 1: these models are too small to gain from more)")
-    parser.add_argument("--plot", action=argparse.BooleanOptionalAction, default=True,
-                        help="write accuracy.png (needs matplotlib)")
+    parser.add_argument(
+        "--threads", type=int, default=1, help="torch threads (default 1: these models are too small to gain from more)"
+    )
+    parser.add_argument(
+        "--plot", action=argparse.BooleanOptionalAction, default=True, help="write accuracy.png (needs matplotlib)"
+    )
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True, help="tqdm bars")
     args = parser.parse_args(argv)
     for name, value in (QUICK if args.quick else FULL).items():
         if getattr(args, name) is None:
             setattr(args, name, value)
-    problems = [f"--{name.replace('_', '-')} must be positive" for name in
-                ("train_sets", "max_train_size", "test_sets", "batch_size", "max_epochs", "patience", "lr_patience")
-                if getattr(args, name) < 1]
+    problems = [
+        f"--{name.replace('_', '-')} must be positive"
+        for name in ("train_sets", "max_train_size", "test_sets", "batch_size", "max_epochs", "patience", "lr_patience")
+        if getattr(args, name) < 1
+    ]
     if not 0 < args.dev_fraction < 1:
         problems.append("--dev-fraction must be between 0 and 1")
     elif max(1, round(args.train_sets * args.dev_fraction)) >= args.train_sets:
@@ -110,8 +144,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 # ---------------------------------------------------------------------------------------------------
 # Data
 # ---------------------------------------------------------------------------------------------------
-def random_multisets(count: int, min_size: int, max_size: int, generator: torch.Generator,
-                     ) -> tuple[torch.Tensor, torch.Tensor]:
+def random_multisets(
+    count: int,
+    min_size: int,
+    max_size: int,
+    generator: torch.Generator,
+) -> tuple[torch.Tensor, torch.Tensor]:
     """``count`` multisets of digits 1-9 with sizes uniform in ``min_size..max_size``: a padded
     ``(count, max_size)`` tensor (0 = padding) and the sizes."""
     sizes = torch.randint(min_size, max_size + 1, (count,), generator=generator)
@@ -127,8 +165,7 @@ def task_targets(digits: torch.Tensor, task: str) -> torch.Tensor:
 
 def make_data(args: argparse.Namespace) -> dict[str, Any]:
     """Training and dev sets (one draw split 99/1) and one test set per size, from the seed alone."""
-    digits, sizes = random_multisets(args.train_sets, 1, args.max_train_size,
-                                     torch.Generator().manual_seed(args.seed))
+    digits, sizes = random_multisets(args.train_sets, 1, args.max_train_size, torch.Generator().manual_seed(args.seed))
     dev_count = max(1, round(args.train_sets * args.dev_fraction))
     test_generator = torch.Generator().manual_seed(run_seed(args.seed, "test"))  # not another seed's training draw
     tests = {size: random_multisets(args.test_sets, size, size, test_generator)[0] for size in args.test_sizes}
@@ -170,9 +207,17 @@ def accuracy(model: nn.Module, digits: torch.Tensor, task: str) -> float:
     return (predict(model, digits).round() == task_targets(digits, task)).float().mean().item()
 
 
-def train_epoch(model: nn.Module, optimizer: torch.optim.Optimizer, data: dict[str, Any], task: str,
-                batch_size: int, generator: torch.Generator, progress: bool, description: str,
-                bucket: bool = True) -> float:
+def train_epoch(
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    data: dict[str, Any],
+    task: str,
+    batch_size: int,
+    generator: torch.Generator,
+    progress: bool,
+    description: str,
+    bucket: bool = True,
+) -> float:
     """One pass over the training sets; returns the mean training loss."""
     digits, sizes = data["train"]
     targets = task_targets(digits, task)
@@ -197,13 +242,24 @@ def fresh_state(args: argparse.Namespace, task: str, model_key: str, settings: d
     torch.manual_seed(run_seed(args.seed, task, model_key))
     model = MODELS[model_key][1]()
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
-    return {"settings": settings, "epoch": 0, "model": model.state_dict(), "optimizer": optimizer.state_dict(),
-            "best_model": model.state_dict(), "best_dev_loss": float("inf"), "best_epoch": 0,
-            "epochs_since_best": 0, "epochs_since_decay": 0, "history": [], "train_seconds": 0.0}
+    return {
+        "settings": settings,
+        "epoch": 0,
+        "model": model.state_dict(),
+        "optimizer": optimizer.state_dict(),
+        "best_model": model.state_dict(),
+        "best_dev_loss": float("inf"),
+        "best_epoch": 0,
+        "epochs_since_best": 0,
+        "epochs_since_decay": 0,
+        "history": [],
+        "train_seconds": 0.0,
+    }
 
 
-def train_run(args: argparse.Namespace, task: str, model_key: str, data: dict[str, Any], state_path: Path,
-              settings: dict) -> tuple[nn.Module, dict[str, Any]]:
+def train_run(
+    args: argparse.Namespace, task: str, model_key: str, data: dict[str, Any], state_path: Path, settings: dict
+) -> tuple[nn.Module, dict[str, Any]]:
     """Train one model on one task to early stopping, resuming from ``state_path`` if it is there.
 
     The learning rate halves after ``lr_patience`` epochs without a better dev loss (counted again from
@@ -223,19 +279,30 @@ def train_run(args: argparse.Namespace, task: str, model_key: str, data: dict[st
     dev_digits = data["dev"]
     dev_targets = task_targets(dev_digits, task)
 
-    epochs = tqdm(total=args.max_epochs, initial=state["epoch"], desc=f"{task} {model_key}", unit="epoch",
-                  disable=not args.progress)
+    epochs = tqdm(
+        total=args.max_epochs,
+        initial=state["epoch"],
+        desc=f"{task} {model_key}",
+        unit="epoch",
+        disable=not args.progress,
+    )
     while state["epoch"] < args.max_epochs and state["epochs_since_best"] < args.patience:
         started = time.perf_counter()
         epoch = state["epoch"] + 1
         generator = torch.Generator().manual_seed(run_seed(args.seed, task, model_key, epoch))
-        train_loss = train_epoch(model, optimizer, data, task, args.batch_size, generator, args.progress,
-                                 f"epoch {epoch}", args.bucket)
+        train_loss = train_epoch(
+            model, optimizer, data, task, args.batch_size, generator, args.progress, f"epoch {epoch}", args.bucket
+        )
         dev_loss = F.mse_loss(predict(model, dev_digits), dev_targets).item()
         learning_rate = optimizer.param_groups[0]["lr"]
         if dev_loss < state["best_dev_loss"]:
-            state.update(best_dev_loss=dev_loss, best_epoch=epoch, epochs_since_best=0, epochs_since_decay=0,
-                         best_model={k: v.clone() for k, v in model.state_dict().items()})
+            state.update(
+                best_dev_loss=dev_loss,
+                best_epoch=epoch,
+                epochs_since_best=0,
+                epochs_since_decay=0,
+                best_model={k: v.clone() for k, v in model.state_dict().items()},
+            )
         else:
             state["epochs_since_best"] += 1
             state["epochs_since_decay"] += 1
@@ -243,10 +310,13 @@ def train_run(args: argparse.Namespace, task: str, model_key: str, data: dict[st
                 for group in optimizer.param_groups:
                     group["lr"] *= 0.5
                 state["epochs_since_decay"] = 0
-        state["history"].append({"epoch": epoch, "train_loss": train_loss, "dev_loss": dev_loss,
-                                 "lr": learning_rate})
-        state.update(epoch=epoch, model=model.state_dict(), optimizer=optimizer.state_dict(),
-                     train_seconds=state["train_seconds"] + time.perf_counter() - started)
+        state["history"].append({"epoch": epoch, "train_loss": train_loss, "dev_loss": dev_loss, "lr": learning_rate})
+        state.update(
+            epoch=epoch,
+            model=model.state_dict(),
+            optimizer=optimizer.state_dict(),
+            train_seconds=state["train_seconds"] + time.perf_counter() - started,
+        )
         write_atomic(state_path, lambda temporary: torch.save(state, temporary))
         epochs.update()
         epochs.set_postfix(dev=f"{dev_loss:.3g}", best=f"{state['best_dev_loss']:.3g}", lr=f"{learning_rate:.2g}")
@@ -259,14 +329,20 @@ def train_run(args: argparse.Namespace, task: str, model_key: str, data: dict[st
 
 def check_settings(found: dict, wanted: dict, path: Path) -> None:
     if found != wanted:
-        differences = ", ".join(f"{key}: {found.get(key)!r} there, {wanted.get(key)!r} now"
-                                for key in sorted(set(found) | set(wanted)) if found.get(key) != wanted.get(key))
-        raise SystemExit(f"{path} was made with other settings ({differences}); use another --out, or delete "
-                         f"that file to start this run again")
+        differences = ", ".join(
+            f"{key}: {found.get(key)!r} there, {wanted.get(key)!r} now"
+            for key in sorted(set(found) | set(wanted))
+            if found.get(key) != wanted.get(key)
+        )
+        raise SystemExit(
+            f"{path} was made with other settings ({differences}); use another --out, or delete "
+            f"that file to start this run again"
+        )
 
 
-def run_one(args: argparse.Namespace, task: str, model_key: str, data: dict[str, Any], runs: Path,
-            settings: dict) -> dict[str, Any]:
+def run_one(
+    args: argparse.Namespace, task: str, model_key: str, data: dict[str, Any], runs: Path, settings: dict
+) -> dict[str, Any]:
     """The result of one (task, model) run: reused from ``runs/`` when finished before, else trained."""
     result_path = runs / f"{task}-{model_key}.json"
     if result_path.exists():
@@ -279,15 +355,26 @@ def run_one(args: argparse.Namespace, task: str, model_key: str, data: dict[str,
     model, record = train_run(args, task, model_key, data, state_path, settings)
     started = time.perf_counter()
     accuracies = {str(size): accuracy(model, digits, task) for size, digits in data["test"].items()}
-    result = {"task": task, "model": model_key, "name": MODELS[model_key][0], "parameters": parameter_count(model),
-              "accuracy": accuracies, "min_accuracy": min(accuracies.values()),
-              "eval_seconds": time.perf_counter() - started, **record, "settings": settings}
+    result = {
+        "task": task,
+        "model": model_key,
+        "name": MODELS[model_key][0],
+        "parameters": parameter_count(model),
+        "accuracy": accuracies,
+        "min_accuracy": min(accuracies.values()),
+        "eval_seconds": time.perf_counter() - started,
+        **record,
+        "settings": settings,
+    }
     write_atomic(runs / f"{task}-{model_key}.weights.pt", lambda temporary: torch.save(model.state_dict(), temporary))
     write_text_atomic(result_path, json.dumps(result, indent=1))
     state_path.unlink(missing_ok=True)  # the result (and the best weights) replace the training state
-    print(f"  {record['epoch']} epochs (best {record['best_epoch']}, dev MSE {record['best_dev_loss']:.3g}); "
-          f"test accuracy min {100 * result['min_accuracy']:.1f}% over sizes "
-          f"{min(data['test'])}-{max(data['test'])}", flush=True)
+    print(
+        f"  {record['epoch']} epochs (best {record['best_epoch']}, dev MSE {record['best_dev_loss']:.3g}); "
+        f"test accuracy min {100 * result['min_accuracy']:.1f}% over sizes "
+        f"{min(data['test'])}-{max(data['test'])}",
+        flush=True,
+    )
     return result
 
 
@@ -322,24 +409,37 @@ def markdown_report(report: dict[str, Any]) -> str:
     ]
     counts = {run["model"]: run["parameters"] for run in runs}
     lines += [f"| {MODELS[key][0]} | {counts[key]:,} | {PAPER_PARAMETERS[key]:,} |" for key in MODELS if key in counts]
-    lines += ["", "| task | model | epochs (best) | best dev MSE | train s | min accuracy | mean accuracy |",
-              "|---|---|---|---|---|---|---|"]
+    lines += [
+        "",
+        "| task | model | epochs (best) | best dev MSE | train s | min accuracy | mean accuracy |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for run in runs:
         values = list(run["accuracy"].values())
-        lines.append(f"| {run['task']} | {run['name']} | {run['epoch']} ({run['best_epoch']}) | "
-                     f"{run['best_dev_loss']:.3g} | {run['train_seconds']:.0f} | {percent(min(values))} | "
-                     f"{percent(sum(values) / len(values))} |")
+        lines.append(
+            f"| {run['task']} | {run['name']} | {run['epoch']} ({run['best_epoch']}) | "
+            f"{run['best_dev_loss']:.3g} | {run['train_seconds']:.0f} | {percent(min(values))} | "
+            f"{percent(sum(values) / len(values))} |"
+        )
     for task in TASKS:
         task_runs = [run for run in runs if run["task"] == task]
         if not task_runs:
             continue
-        lines += ["", f"## Accuracy per test size, {TASKS[task]}", "",
-                  "| test size | " + " | ".join(run["name"] for run in task_runs) + " |",
-                  "|---|" + "---|" * len(task_runs)]
+        lines += [
+            "",
+            f"## Accuracy per test size, {TASKS[task]}",
+            "",
+            "| test size | " + " | ".join(run["name"] for run in task_runs) + " |",
+            "|---|" + "---|" * len(task_runs),
+        ]
         for size in task_runs[0]["accuracy"]:
             lines.append(f"| {size} | " + " | ".join(percent(run["accuracy"][size]) for run in task_runs) + " |")
-    lines += ["", "Paper (Fig. 3): on the sum, DeepSets and the complex model are at 100% at every test size; on "
-              "the units digit, the complex model is at 100% at every size and DeepSets at chance (about 10%).", ""]
+    lines += [
+        "",
+        "Paper (Fig. 3): on the sum, DeepSets and the complex model are at 100% at every test size; on "
+        "the units digit, the complex model is at 100% at every size and DeepSets at chance (about 10%).",
+        "",
+    ]
     return "\n".join(lines)
 
 
@@ -355,8 +455,9 @@ def plot_accuracy(report: dict[str, Any], path: Path) -> None:
     for axis, task in zip(axes[0], tasks):
         for run in (run for run in report["runs"] if run["task"] == task):
             sizes = [int(size) for size in run["accuracy"]]
-            axis.plot(sizes, [100 * value for value in run["accuracy"].values()], marker="o", markersize=3,
-                      label=run["name"])
+            axis.plot(
+                sizes, [100 * value for value in run["accuracy"].values()], marker="o", markersize=3, label=run["name"]
+            )
         axis.axvline(report["settings"]["max_train_size"], color="grey", linestyle=":", linewidth=1)
         if task == "units":
             axis.axhline(10, color="grey", linestyle="--", linewidth=1, label="chance")
@@ -394,8 +495,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         name, model_class = MODELS[key]
         print(f"{name}: {parameter_count(model_class()):,} parameters (paper {PAPER_PARAMETERS[key]:,})")
     data = make_data(args)
-    print(f"data: {len(data['train'][1]):,} training, {len(data['dev']):,} dev sets; test sizes "
-          f"{args.test_sizes[0]}..{args.test_sizes[-1]}, {args.test_sets:,} sets each", flush=True)
+    print(
+        f"data: {len(data['train'][1]):,} training, {len(data['dev']):,} dev sets; test sizes "
+        f"{args.test_sizes[0]}..{args.test_sizes[-1]}, {args.test_sets:,} sets each",
+        flush=True,
+    )
 
     results, reused = [], []
     for task in args.tasks:
@@ -406,9 +510,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                 reused.append(f"{task}/{key}")
 
     command = "python examples/multiset_digits.py " + shlex.join(sys.argv[1:] if argv is None else list(argv))
-    report = {"command": command, "machine": machine_description(args.threads), "torch": torch.__version__,
-              "settings": settings, "reused": reused, "runs": results,
-              "wall_seconds": time.perf_counter() - started}
+    report = {
+        "command": command,
+        "machine": machine_description(args.threads),
+        "torch": torch.__version__,
+        "settings": settings,
+        "reused": reused,
+        "runs": results,
+        "wall_seconds": time.perf_counter() - started,
+    }
     if args.plot:
         plot_accuracy(report, out / "accuracy.png")
     report["wall_seconds"] = time.perf_counter() - started

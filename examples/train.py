@@ -53,8 +53,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--max-grad-norm", type=float, default=1.0)
     parser.add_argument("--save-every", type=int, default=500, help="checkpoint every N optimizer steps")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--config-override", nargs="*", default=[], metavar="FIELD=VALUE",
-                        help="override preset fields, e.g. d_model=32 encoder_layers=2")
+    parser.add_argument(
+        "--config-override",
+        nargs="*",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="override preset fields, e.g. d_model=32 encoder_layers=2",
+    )
     return parser.parse_args(argv)
 
 
@@ -95,12 +100,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     with accelerator.main_process_first():
         train = tokenize_dataset(dataset["train"], tokenizer)
     collator = SymbolInvDataCollator(tokenizer, model=model)
-    loader = DataLoader(train, batch_size=args.batch_size, shuffle=True, collate_fn=collator,
-                        generator=torch.Generator().manual_seed(args.seed))
+    loader = DataLoader(
+        train,
+        batch_size=args.batch_size,
+        shuffle=True,
+        collate_fn=collator,
+        generator=torch.Generator().manual_seed(args.seed),
+    )
     decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
     no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
-    optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": args.weight_decay},
-                                   {"params": no_decay, "weight_decay": 0.0}], lr=args.lr, betas=(0.9, 0.95))
+    optimizer = torch.optim.AdamW(
+        [{"params": decay, "weight_decay": args.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
+        lr=args.lr,
+        betas=(0.9, 0.95),
+    )
     warmup = args.warmup_steps if args.warmup_steps is not None else max(1, args.steps // 20)
     # The scheduler is stepped once per optimizer step on every process.
     scheduler = get_cosine_schedule_with_warmup(optimizer, warmup, args.steps * accelerator.num_processes)

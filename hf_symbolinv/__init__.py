@@ -68,8 +68,16 @@ class _RegisterAfterTransformers(importlib.abc.MetaPathFinder):
             return None
         self._looking = True
         try:  # the spec the other finders would give
-            spec = next((found for finder in sys.meta_path if finder is not self and hasattr(finder, "find_spec")
-                         for found in [finder.find_spec(fullname, path, target)] if found is not None), None)
+            spec = next(
+                (
+                    found
+                    for finder in sys.meta_path
+                    if finder is not self and hasattr(finder, "find_spec")
+                    for found in [finder.find_spec(fullname, path, target)]
+                    if found is not None
+                ),
+                None,
+            )
         finally:
             self._looking = False
         if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
@@ -86,6 +94,7 @@ class _RegisterAfterTransformers(importlib.abc.MetaPathFinder):
 
         spec.loader.exec_module = exec_and_register
         return spec
+
 
 if "transformers" in sys.modules:
     register()

@@ -33,14 +33,22 @@ def add_demo_parser(subparsers: _Subparsers) -> None:
             "SIT with a model card and an accuracy heatmap."
         ),
     )
-    parser.add_argument("--output", "-o", default="symbolinv-demo", metavar="DIR",
-                        help="where to save the model, heatmap and results (default: ./symbolinv-demo)")
-    parser.add_argument("--steps", type=_positive_int, default=None, metavar="N",
-                        help="training steps per model (default: 600; 250 with --quick)")
-    parser.add_argument("--seed", type=int, default=0, metavar="S",
-                        help="random seed for data and models (default: 0)")
-    parser.add_argument("--quick", action="store_true",
-                        help="tiny data and models, for a smoke test in under a minute")
+    parser.add_argument(
+        "--output",
+        "-o",
+        default="symbolinv-demo",
+        metavar="DIR",
+        help="where to save the model, heatmap and results (default: ./symbolinv-demo)",
+    )
+    parser.add_argument(
+        "--steps",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="training steps per model (default: 600; 250 with --quick)",
+    )
+    parser.add_argument("--seed", type=int, default=0, metavar="S", help="random seed for data and models (default: 0)")
+    parser.add_argument("--quick", action="store_true", help="tiny data and models, for a smoke test in under a minute")
     parser.set_defaults(handler=run_demo)
 
 
@@ -64,7 +72,7 @@ def add_data_parser(subparsers: _Subparsers) -> None:
         "data",
         help="build the papers' benchmark datasets locally, or push a built one to the Hub",
         description="Build the benchmark datasets (LTL, propositional, copy) as Hugging Face datasets, "
-                    "or publish one to the Hub.",
+        "or publish one to the Hub.",
     )
     actions = parser.add_subparsers(title="actions", dest="data_command", metavar="ACTION")
     actions.required = True
@@ -74,36 +82,57 @@ def add_data_parser(subparsers: _Subparsers) -> None:
         description=(
             "Generate a dataset configuration (in parallel; the result depends only on the parameters, not on "
             "--workers) and write Parquet shards plus a dataset card to DIR. Rerunning an interrupted build "
-            "with the same arguments continues where it stopped. Configurations: " + ", ".join(CONFIG_NAMES)
+            "with the same arguments continues where it stopped. Configurations: "
+            + ", ".join(CONFIG_NAMES)
             + ". Load the result with datasets.load_dataset(DIR)."
         ),
     )
     build.add_argument("name", metavar="NAME", help="the configuration: " + ", ".join(CONFIG_NAMES))
     build.add_argument("--out", "-o", required=True, metavar="DIR", help="directory to write the dataset to")
-    build.add_argument("--num-samples", type=_positive_int, default=None, metavar="N",
-                       help="samples before splitting (grids: samples per cell); default: the paper's size")
-    build.add_argument("--num-symbols", type=_non_negative_int, default=None, metavar="K",
-                       help="symbols of the formulas (grids: the largest symbol count; copy: most distinct "
-                            "characters)")
-    build.add_argument("--max-size", type=_positive_int, default=None, metavar="M",
-                       help="largest formula size (copy: longest string)")
+    build.add_argument(
+        "--num-samples",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="samples before splitting (grids: samples per cell); default: the paper's size",
+    )
+    build.add_argument(
+        "--num-symbols",
+        type=_non_negative_int,
+        default=None,
+        metavar="K",
+        help="symbols of the formulas (grids: the largest symbol count; copy: most distinct characters)",
+    )
+    build.add_argument(
+        "--max-size", type=_positive_int, default=None, metavar="M", help="largest formula size (copy: longest string)"
+    )
     build.add_argument("--seed", type=int, default=0, metavar="S", help="random seed (default: 0)")
-    build.add_argument("--workers", type=_positive_int, default=None, metavar="W",
-                       help="worker processes (default: all cores)")
-    build.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
-                       help="LTL only: wall-clock time-out per formula; time-outs are dropped (default: 10)")
+    build.add_argument(
+        "--workers", type=_positive_int, default=None, metavar="W", help="worker processes (default: all cores)"
+    )
+    build.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="LTL only: wall-clock time-out per formula; time-outs are dropped (default: 10)",
+    )
     build.add_argument("--quiet", action="store_true", help="no progress bar")
     build.set_defaults(handler=run_data_build)
     push = actions.add_parser(
         "push",
         help="publish a built dataset directory to the Hugging Face Hub",
         description="Load a directory written by `symbolinv data build` and push it to the Hub as one "
-                    "configuration of a dataset repository (needs a Hub token: `hf auth login`).",
+        "configuration of a dataset repository (needs a Hub token: `hf auth login`).",
     )
     push.add_argument("directory", metavar="DIR", help="a directory written by `symbolinv data build`")
     push.add_argument("repo_id", metavar="REPO_ID", help="the Hub dataset repository, e.g. user/symbolinv-ltl")
-    push.add_argument("--config", default=None, metavar="NAME",
-                      help="configuration name on the Hub (default: the name it was built as)")
+    push.add_argument(
+        "--config",
+        default=None,
+        metavar="NAME",
+        help="configuration name on the Hub (default: the name it was built as)",
+    )
     push.add_argument("--private", action="store_true", help="create the repository as private")
     push.set_defaults(handler=run_data_push)
 
@@ -112,12 +141,19 @@ def run_data_build(args: argparse.Namespace) -> int:
     import dataset_builders
 
     if args.name not in dataset_builders.CONFIG_NAMES:
-        print(f"unknown configuration {args.name!r}; choose one of: {', '.join(dataset_builders.CONFIG_NAMES)}",
-              file=sys.stderr)
+        print(
+            f"unknown configuration {args.name!r}; choose one of: {', '.join(dataset_builders.CONFIG_NAMES)}",
+            file=sys.stderr,
+        )
         return 2
-    options: dict[str, Any] = {"num_samples": args.num_samples, "num_symbols": args.num_symbols,
-                               "max_size": args.max_size, "seed": args.seed, "workers": args.workers,
-                               "progress": not args.quiet}
+    options: dict[str, Any] = {
+        "num_samples": args.num_samples,
+        "num_symbols": args.num_symbols,
+        "max_size": args.max_size,
+        "seed": args.seed,
+        "workers": args.workers,
+        "progress": not args.quiet,
+    }
     if args.timeout is not None:
         if not args.name.startswith("ltl-"):
             print("--timeout applies to the LTL configurations only", file=sys.stderr)
@@ -137,11 +173,15 @@ def run_data_push(args: argparse.Namespace) -> int:
     import dataset_builders
 
     if not dataset_builders.is_built_dataset(args.directory):
-        print(f"error: {args.directory} is not a built dataset (no README.md and data/*.parquet); build it with "
-              "`symbolinv data build NAME --out DIR`", file=sys.stderr)
+        print(
+            f"error: {args.directory} is not a built dataset (no README.md and data/*.parquet); build it with "
+            "`symbolinv data build NAME --out DIR`",
+            file=sys.stderr,
+        )
         return 2
-    name = dataset_builders.push_dataset(args.directory, args.repo_id, config_name=args.config,
-                                         private=args.private or None)
+    name = dataset_builders.push_dataset(
+        args.directory, args.repo_id, config_name=args.config, private=args.private or None
+    )
     print(f"pushed {args.directory} to https://huggingface.co/datasets/{args.repo_id} as configuration {name!r}")
     return 0
 
@@ -151,7 +191,12 @@ def run_data_push(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------------------------------
 #: One parser-building function per subcommand, in the order ``--help`` lists them.
 SUBCOMMANDS: list[Callable[[_Subparsers], None]] = [
-    add_demo_parser, add_data_parser, add_train_parser, add_evaluate_parser, add_solve_parser, add_convert_parser,
+    add_demo_parser,
+    add_data_parser,
+    add_train_parser,
+    add_evaluate_parser,
+    add_solve_parser,
+    add_convert_parser,
 ]
 
 

@@ -33,29 +33,51 @@ def _field_value(pair: str) -> tuple[str, Any]:
 # ---------------------------------------------------------------------------------------------------
 def add_train_parser(subparsers: _Subparsers) -> None:
     parser = subparsers.add_parser(
-        "train", help="train a model of the family with the Hugging Face Trainer",
+        "train",
+        help="train a model of the family with the Hugging Face Trainer",
         description="Train a SIT (or a baseline) on a dataset built by `symbolinv data build`, with "
-                    "Seq2SeqTrainer: AdaCos inside the model, semantic accuracy (checker) at each evaluation, "
-                    "checkpoints that resume. The final model (with tokenizer and model card) goes to OUTPUT/model.",
+        "Seq2SeqTrainer: AdaCos inside the model, semantic accuracy (checker) at each evaluation, "
+        "checkpoints that resume. The final model (with tokenizer and model card) goes to OUTPUT/model.",
     )
     parser.add_argument("--task", choices=sorted(TASK_OF_VOCABULARY), required=True)
     start = parser.add_mutually_exclusive_group(required=True)
     start.add_argument("--preset", help="a new model with these settings, e.g. prop-best, ltl-best, prop-vanilla")
-    start.add_argument("--init-from", metavar="MODEL",
-                       help="fine-tune a saved model (e.g. the output of `symbolinv convert`) instead")
-    parser.add_argument("--data", required=True, metavar="DIR",
-                        help="dataset folder with train (and validation) splits")
+    start.add_argument(
+        "--init-from", metavar="MODEL", help="fine-tune a saved model (e.g. the output of `symbolinv convert`) instead"
+    )
+    parser.add_argument(
+        "--data", required=True, metavar="DIR", help="dataset folder with train (and validation) splits"
+    )
     parser.add_argument("--output", required=True, metavar="DIR")
-    parser.add_argument("--embedding-type", choices=["streams", "fixed", "alpha_renaming", "random"],
-                        help="override the preset's embedding (baselines; aggregated attention is dropped for them)")
-    parser.add_argument("--set", dest="overrides", type=_field_value, nargs="*", default=[], metavar="FIELD=VALUE",
-                        help="override config fields, e.g. d_model=32 encoder_layers=2")
+    parser.add_argument(
+        "--embedding-type",
+        choices=["streams", "fixed", "alpha_renaming", "random"],
+        help="override the preset's embedding (baselines; aggregated attention is dropped for them)",
+    )
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        type=_field_value,
+        nargs="*",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="override config fields, e.g. d_model=32 encoder_layers=2",
+    )
     length = parser.add_mutually_exclusive_group()
     length.add_argument("--steps", type=int, default=None, help="optimizer steps (default 1000)")
-    length.add_argument("--epochs", type=float, default=None,
-                        help="passes over the train split instead of --steps (the fine-tuning recipe uses 1)")
-    parser.add_argument("--max-train-samples", type=int, default=None, metavar="N",
-                        help="train on the first N samples of the train split only")
+    length.add_argument(
+        "--epochs",
+        type=float,
+        default=None,
+        help="passes over the train split instead of --steps (the fine-tuning recipe uses 1)",
+    )
+    parser.add_argument(
+        "--max-train-samples",
+        type=int,
+        default=None,
+        metavar="N",
+        help="train on the first N samples of the train split only",
+    )
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--grad-accum", type=int, default=1)
     parser.add_argument("--lr", type=float, default=1e-3)
@@ -82,8 +104,10 @@ def run_train(args: argparse.Namespace) -> int:
     set_seed(args.seed)
     if args.init_from is not None:
         if args.overrides or args.embedding_type is not None:
-            print("error: --set and --embedding-type build a new model; they cannot change one loaded with "
-                  "--init-from", file=sys.stderr)
+            print(
+                "error: --set and --embedding-type build a new model; they cannot change one loaded with --init-from",
+                file=sys.stderr,
+            )
             return 2
         from transformers import AutoTokenizer
 
@@ -127,45 +151,81 @@ def run_train(args: argparse.Namespace) -> int:
     steps = args.steps or 1000
     if args.epochs is not None:
         steps = max(1, math.ceil(args.epochs * len(train) / (args.batch_size * args.grad_accum)))
-        print(f"{args.epochs:g} epoch(s) of {len(train):,} samples = {steps} steps of batch "
-              f"{args.batch_size} x {args.grad_accum}")
+        print(
+            f"{args.epochs:g} epoch(s) of {len(train):,} samples = {steps} steps of batch "
+            f"{args.batch_size} x {args.grad_accum}"
+        )
     output = Path(args.output)
     eval_steps = args.eval_steps or max(1, steps // 4)
     training_args = Seq2SeqTrainingArguments(
-        output_dir=str(output / "checkpoints"), max_steps=steps, per_device_train_batch_size=args.batch_size,
-        per_device_eval_batch_size=args.batch_size, gradient_accumulation_steps=args.grad_accum,
-        learning_rate=args.lr, weight_decay=0.1, adam_beta2=0.95, lr_scheduler_type="cosine",
-        warmup_steps=args.warmup_ratio, max_grad_norm=1.0,
-        eval_strategy="steps" if evaluation is not None else "no", eval_steps=eval_steps,
-        save_strategy="steps", save_steps=eval_steps, save_total_limit=2, logging_steps=max(1, eval_steps // 5),
-        predict_with_generate=True, generation_num_beams=args.beam, generation_max_length=128,
-        report_to=[], seed=args.seed, data_seed=args.seed, dataloader_pin_memory=False,
+        output_dir=str(output / "checkpoints"),
+        max_steps=steps,
+        per_device_train_batch_size=args.batch_size,
+        per_device_eval_batch_size=args.batch_size,
+        gradient_accumulation_steps=args.grad_accum,
+        learning_rate=args.lr,
+        weight_decay=0.1,
+        adam_beta2=0.95,
+        lr_scheduler_type="cosine",
+        warmup_steps=args.warmup_ratio,
+        max_grad_norm=1.0,
+        eval_strategy="steps" if evaluation is not None else "no",
+        eval_steps=eval_steps,
+        save_strategy="steps",
+        save_steps=eval_steps,
+        save_total_limit=2,
+        logging_steps=max(1, eval_steps // 5),
+        predict_with_generate=True,
+        generation_num_beams=args.beam,
+        generation_max_length=128,
+        report_to=[],
+        seed=args.seed,
+        data_seed=args.seed,
+        dataloader_pin_memory=False,
     )
     trainer = Seq2SeqTrainer(
-        model=model, args=training_args, train_dataset=train, eval_dataset=evaluation, processing_class=tokenizer,
+        model=model,
+        args=training_args,
+        train_dataset=train,
+        eval_dataset=evaluation,
+        processing_class=tokenizer,
         data_collator=SymbolInvDataCollator(tokenizer, model=model),
         compute_metrics=semantic_metrics(args.task, tokenizer, held_out["input"], held_out["target"])
-        if evaluation is not None else None,
+        if evaluation is not None
+        else None,
     )
     checkpoints = sorted((output / "checkpoints").glob("checkpoint-*")) if not args.no_resume else []
     trainer.train(resume_from_checkpoint=True if checkpoints else None)
     metrics = trainer.evaluate() if evaluation is not None else {}
     report = None
     if "eval_correct" in metrics:
-        report = {"count": len(evaluation), "correct": metrics["eval_correct"], "exact": metrics["eval_exact"],
-                  "invalid": metrics["eval_invalid"], "unknown": 0.0}
+        report = {
+            "count": len(evaluation),
+            "correct": metrics["eval_correct"],
+            "exact": metrics["eval_exact"],
+            "invalid": metrics["eval_invalid"],
+            "unknown": 0.0,
+        }
         if "eval_edit_distance" in metrics:
             report["mean_edit_distance"] = metrics["eval_edit_distance"]
     card = fill_model_card(
-        config, args.task, model_ref=str(output / "model"), preset=args.preset,
+        config,
+        args.task,
+        model_ref=str(output / "model"),
+        preset=args.preset,
         training_data=f"`{args.data}` (train split, {len(train):,} samples); "
-                      + (f"fine-tuned from {origin}; " if args.init_from else "") + f"{steps} steps of batch "
-                      f"{args.batch_size} x {args.grad_accum}, AdamW lr {args.lr}, cosine schedule.",
-        report=report, split=eval_name or "test", parameters=sum(p.numel() for p in model.parameters()),
+        + (f"fine-tuned from {origin}; " if args.init_from else "")
+        + f"{steps} steps of batch "
+        f"{args.batch_size} x {args.grad_accum}, AdamW lr {args.lr}, cosine schedule.",
+        report=report,
+        split=eval_name or "test",
+        parameters=sum(p.numel() for p in model.parameters()),
     )
     save_model_folder(model, tokenizer, output / "model", card=card)
-    print(f"saved the model to {output / 'model'}" + (f"; {eval_name}: correct {100 * report['correct']:.2f}%"
-                                                       if report else ""))
+    print(
+        f"saved the model to {output / 'model'}"
+        + (f"; {eval_name}: correct {100 * report['correct']:.2f}%" if report else "")
+    )
     return 0
 
 
@@ -174,9 +234,10 @@ def run_train(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------------------------------
 def add_evaluate_parser(subparsers: _Subparsers) -> None:
     parser = subparsers.add_parser(
-        "evaluate", help="evaluate a model as the papers do",
+        "evaluate",
+        help="evaluate a model as the papers do",
         description="Correct (checker), exact, invalid, unknown, top-N, alpha-covariance per symbol count, a heatmap "
-                    "over (symbols x size) as JSON and PNG, and mean edit distance for the copy task.",
+        "over (symbols x size) as JSON and PNG, and mean edit distance for the copy task.",
     )
     parser.add_argument("model", metavar="MODEL", help="a saved model folder (or a training OUTPUT with model/)")
     parser.add_argument("--data", required=True, metavar="DIR")
@@ -185,13 +246,22 @@ def add_evaluate_parser(subparsers: _Subparsers) -> None:
     parser.add_argument("--top-n", type=int, default=1)
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--limit", type=int, default=None, help="evaluate the first N samples only")
-    parser.add_argument("--alpha-symbols", type=int, nargs="*", default=[3, 4, 5],
-                        help="symbol counts for alpha-covariance (default 3 4 5)")
+    parser.add_argument(
+        "--alpha-symbols",
+        type=int,
+        nargs="*",
+        default=[3, 4, 5],
+        help="symbol counts for alpha-covariance (default 3 4 5)",
+    )
     parser.add_argument("--alpha-pool", type=int, default=5, help="rename into the first K symbols (default 5)")
     parser.add_argument("--max-perm", type=int, default=120, help="renamed variants per input (default 120)")
     parser.add_argument("--alpha-samples", type=int, default=100, help="inputs per symbol count (default 100)")
-    parser.add_argument("--draws", type=int, default=10,
-                        help="random-embedding models: evaluate the median-loss draw of this many (default 10)")
+    parser.add_argument(
+        "--draws",
+        type=int,
+        default=10,
+        help="random-embedding models: evaluate the median-loss draw of this many (default 10)",
+    )
     parser.add_argument("--report", default=None, metavar="FILE", help="JSON report (default: MODEL/eval-SPLIT.json)")
     parser.add_argument("--heatmap", default=None, metavar="PNG", help="default: MODEL/heatmap-SPLIT.png")
     parser.add_argument("--seed", type=int, default=0)
@@ -214,8 +284,9 @@ def load_model(path: str) -> tuple[Any, Any, Path]:
     return AutoModelForSeq2SeqLM.from_pretrained(folder).eval(), AutoTokenizer.from_pretrained(folder), folder
 
 
-def median_loss_draw(model: Any, tokenizer: Any, sources: list[str], targets: list[str], draws: int,
-                     seed: int) -> float:
+def median_loss_draw(
+    model: Any, tokenizer: Any, sources: list[str], targets: list[str], draws: int, seed: int
+) -> float:
     """Random-embedding models: keep the draw of β whose loss on the data is the median of ``draws``."""
     import torch
 
@@ -256,12 +327,21 @@ def run_evaluate(args: argparse.Namespace) -> int:
         print(f"random embeddings: using the median-loss draw of {args.draws} (loss {loss:.4f})")
     columns = split.column_names
     report = evaluate_model(
-        model, tokenizer, task, sources, targets,
+        model,
+        tokenizer,
+        task,
+        sources,
+        targets,
         num_symbols=list(split["num_symbols"]) if "num_symbols" in columns else None,
         sizes=list(split["size"]) if "size" in columns else None,
-        num_beams=args.beam, top_n=args.top_n, batch_size=args.batch_size,
-        alpha_symbol_counts=args.alpha_symbols, alpha_pool=args.alpha_pool, max_perm=args.max_perm,
-        alpha_samples=args.alpha_samples, seed=args.seed,
+        num_beams=args.beam,
+        top_n=args.top_n,
+        batch_size=args.batch_size,
+        alpha_symbol_counts=args.alpha_symbols,
+        alpha_pool=args.alpha_pool,
+        max_perm=args.max_perm,
+        alpha_samples=args.alpha_samples,
+        seed=args.seed,
     )
     print("\n".join(report.summary_lines()))
     report_path = Path(args.report) if args.report else folder / f"eval-{args.split}.json"
@@ -277,9 +357,10 @@ def run_evaluate(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------------------------------
 def add_solve_parser(subparsers: _Subparsers) -> None:
     parser = subparsers.add_parser(
-        "solve", help="ask a model for an answer and check it",
+        "solve",
+        help="ask a model for an answer and check it",
         description="Print the model's answer to one input (any symbol names), the checker's verdict and, for "
-                    "LTL, the trace in readable infix.",
+        "LTL, the trace in readable infix.",
     )
     parser.add_argument("model", metavar="MODEL")
     parser.add_argument("text", metavar="INPUT", help="e.g. '&aXb' or '& req X grant' (Polish notation)")
@@ -300,8 +381,9 @@ def run_solve(args: argparse.Namespace) -> int:
     task = TASK_OF_VOCABULARY[model.config.vocabulary]
     pipe = pipeline("symbolic-generation", model=model, tokenizer=tokenizer)
     try:
-        answers = pipe(args.text, symbols=args.symbols, num_beams=max(args.beam, args.top_n),
-                       num_return_sequences=args.top_n)
+        answers = pipe(
+            args.text, symbols=args.symbols, num_beams=max(args.beam, args.top_n), num_return_sequences=args.top_n
+        )
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -309,8 +391,13 @@ def run_solve(args: argparse.Namespace) -> int:
     for rank, answer in enumerate(answers, 1):
         text = answer["generated_text"]
         verdict = judge(task, _as_logic(args.text, task, symbols), _as_logic(text, task, symbols, answer=True))
-        state = "invalid" if verdict.invalid else "unknown" if verdict.unknown else (
-            "correct" if verdict.correct else "incorrect")
+        state = (
+            "invalid"
+            if verdict.invalid
+            else "unknown"
+            if verdict.unknown
+            else ("correct" if verdict.correct else "incorrect")
+        )
         print(f"{rank}. {text}    [{state}]")
         if task == "ltl" and not verdict.invalid:
             print(f"   trace: {logic.format_trace(logic.parse_trace(text, symbols=symbols), 'infix')}")
@@ -325,10 +412,16 @@ def _as_logic(text: str, task: str, symbols: Any, answer: bool = False) -> str:
 
     try:
         if task == "ltl":
-            return logic.format_trace(logic.parse_trace(text, symbols=symbols)) if answer else logic.format_ltl(
-                logic.parse_ltl(text, symbols=symbols))
-        return logic.format_assignment(logic.parse_assignment(text, symbols=symbols)) if answer else logic.format_prop(
-            logic.parse_prop(text, symbols=symbols))
+            return (
+                logic.format_trace(logic.parse_trace(text, symbols=symbols))
+                if answer
+                else logic.format_ltl(logic.parse_ltl(text, symbols=symbols))
+            )
+        return (
+            logic.format_assignment(logic.parse_assignment(text, symbols=symbols))
+            if answer
+            else logic.format_prop(logic.parse_prop(text, symbols=symbols))
+        )
     except logic.LogicSyntaxError:
         return text
 
@@ -338,21 +431,27 @@ def _as_logic(text: str, task: str, symbols: Any, answer: bool = False) -> str:
 # ---------------------------------------------------------------------------------------------------
 def add_convert_parser(subparsers: _Subparsers) -> None:
     parser = subparsers.add_parser(
-        "convert", help="retrofit a checkpoint into the stream architecture",
+        "convert",
+        help="retrofit a checkpoint into the stream architecture",
         description="Convert a fixed-embedding model of this family into a SIT with the same tensors (paper §5.8: "
-                    "actual row <- the row of --actual, placeholder row <- the row of --placeholder, every other "
-                    "tensor one to one), or wrap a standard Hugging Face encoder-decoder checkpoint (BART, Marian, "
-                    "...) as a per-stream model. Prints the mapping; writes DST atomically. Fine-tune the result "
-                    "with `symbolinv train --init-from DST --epochs 1`.",
+        "actual row <- the row of --actual, placeholder row <- the row of --placeholder, every other "
+        "tensor one to one), or wrap a standard Hugging Face encoder-decoder checkpoint (BART, Marian, "
+        "...) as a per-stream model. Prints the mapping; writes DST atomically. Fine-tune the result "
+        "with `symbolinv train --init-from DST --epochs 1`.",
     )
     parser.add_argument("source", metavar="SRC", help="a saved model folder or a Hub model id")
     parser.add_argument("destination", metavar="DST", help="folder to write the converted model and tokenizer to")
     parser.add_argument("--actual", default="a", help="the symbol whose embedding becomes the actual row (default a)")
-    parser.add_argument("--placeholder", default="b",
-                        help="the symbol whose embedding becomes the placeholder row (default b)")
-    parser.add_argument("--symbols", default=None, metavar="REGEX",
-                        help="which token strings are interchangeable symbols (full match); family models keep "
-                             "their tokenizer's rule by default")
+    parser.add_argument(
+        "--placeholder", default="b", help="the symbol whose embedding becomes the placeholder row (default b)"
+    )
+    parser.add_argument(
+        "--symbols",
+        default=None,
+        metavar="REGEX",
+        help="which token strings are interchangeable symbols (full match); family models keep "
+        "their tokenizer's rule by default",
+    )
     parser.set_defaults(handler=run_convert)
 
 
@@ -360,8 +459,9 @@ def run_convert(args: argparse.Namespace) -> int:
     from .convert import convert_checkpoint
 
     try:
-        convert_checkpoint(args.source, args.destination, actual=args.actual, placeholder=args.placeholder,
-                           symbols=args.symbols)
+        convert_checkpoint(
+            args.source, args.destination, actual=args.actual, placeholder=args.placeholder, symbols=args.symbols
+        )
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

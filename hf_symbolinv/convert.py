@@ -47,8 +47,10 @@ class ConversionReport:
     notes: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
-        lines = [f"converted {self.source} ({self.source_model_type}) -> "
-                 + ("SIT (embedding_type='streams')" if self.kind == "family" else "per-stream wrapper")]
+        lines = [
+            f"converted {self.source} ({self.source_model_type}) -> "
+            + ("SIT (embedding_type='streams')" if self.kind == "family" else "per-stream wrapper")
+        ]
         if self.kind == "family":
             lines += [
                 f"  base rows: {self.base_tokens} tokens, matched by token string",
@@ -76,14 +78,18 @@ def _count(model: Any) -> int:
 def _symbol_id(tokenizer: Any, name: str, role: str, num_base: int, rows: int) -> int:
     vocabulary = tokenizer.get_vocab()
     if name not in vocabulary:
-        raise ValueError(f"--{role} {name!r} is not in the checkpoint's vocabulary; choose a symbol the model has a "
-                         f"row for ({', '.join(_symbol_names(tokenizer, num_base, rows))})")
+        raise ValueError(
+            f"--{role} {name!r} is not in the checkpoint's vocabulary; choose a symbol the model has a "
+            f"row for ({', '.join(_symbol_names(tokenizer, num_base, rows))})"
+        )
     token_id = vocabulary[name]
     if token_id < num_base:
         raise ValueError(f"--{role} {name!r} is a base token (id {token_id}), not an interchangeable symbol")
     if token_id >= rows:
-        raise ValueError(f"--{role} {name!r} has no learned row in this checkpoint (it has rows for "
-                         f"{rows - num_base} symbols: {', '.join(_symbol_names(tokenizer, num_base, rows))})")
+        raise ValueError(
+            f"--{role} {name!r} has no learned row in this checkpoint (it has rows for "
+            f"{rows - num_base} symbols: {', '.join(_symbol_names(tokenizer, num_base, rows))})"
+        )
     return token_id
 
 
@@ -92,7 +98,11 @@ def _symbol_names(tokenizer: Any, num_base: int, rows: int) -> list[str]:
 
 
 def convert_family_model(
-    model: Any, tokenizer: Any, actual: str = "a", placeholder: str = "b", symbols: str | None = None,
+    model: Any,
+    tokenizer: Any,
+    actual: str = "a",
+    placeholder: str = "b",
+    symbols: str | None = None,
     source: str = "model",
 ) -> tuple[Any, Any, ConversionReport]:
     """A fixed-embedding ``SymbolInvForConditionalGeneration`` -> a SIT with the same tensors.
@@ -111,11 +121,15 @@ def convert_family_model(
     if config.embedding_type == "streams":
         raise ValueError(f"{source} is already a stream model (embedding_type='streams'): nothing to convert")
     if config.embedding_type not in CONVERTIBLE_EMBEDDINGS:
-        raise ValueError(f"{source} has embedding_type={config.embedding_type!r}; only {CONVERTIBLE_EMBEDDINGS} "
-                         "models have one learned row per symbol to map")
+        raise ValueError(
+            f"{source} has embedding_type={config.embedding_type!r}; only {CONVERTIBLE_EMBEDDINGS} "
+            "models have one learned row per symbol to map"
+        )
     if actual == placeholder:
-        raise ValueError(f"--actual and --placeholder are both {actual!r}; they must be two different symbols "
-                         "(the placeholder row must differ from the actual row)")
+        raise ValueError(
+            f"--actual and --placeholder are both {actual!r}; they must be two different symbols "
+            "(the placeholder row must differ from the actual row)"
+        )
     num_base = config.num_base_tokens
     rows = num_base + config.num_symbol_embeddings
     actual_id = _symbol_id(tokenizer, actual, "actual", num_base, rows)
@@ -125,16 +139,19 @@ def convert_family_model(
     new_config.embedding_type = "streams"
     new_config.validate_symbolinv()
     rule = tokenizer.rule.to_dict() if symbols is None else symbols
-    new_tokenizer = SymbolInvTokenizer(vocabulary=tokenizer.task_vocabulary.name, symbol_rule=rule,
-                                       max_symbols=tokenizer.max_symbols)
+    new_tokenizer = SymbolInvTokenizer(
+        vocabulary=tokenizer.task_vocabulary.name, symbol_rule=rule, max_symbols=tokenizer.max_symbols
+    )
     # Base rows by token string: the converted tokenizer's base token j takes the source row of the
     # token with the same name, wherever the source vocabulary put it.
     source_vocabulary = tokenizer.get_vocab()
     base_names = new_tokenizer.convert_ids_to_tokens(list(range(new_tokenizer.num_base_tokens)))
     missing = [name for name in base_names if name not in source_vocabulary]
     if missing:
-        raise ValueError(f"the source vocabulary lacks the base token(s) {missing}; it is not the "
-                         f"{tokenizer.task_vocabulary.name!r} vocabulary the converted model uses")
+        raise ValueError(
+            f"the source vocabulary lacks the base token(s) {missing}; it is not the "
+            f"{tokenizer.task_vocabulary.name!r} vocabulary the converted model uses"
+        )
     base_rows = [source_vocabulary[name] for name in base_names]
 
     state = model.state_dict()
@@ -144,39 +161,67 @@ def convert_family_model(
     target = new_model.state_dict()
     # Every tensor but the embedding maps one to one: same names, same shapes.
     if set(target) != set(state):
-        raise AssertionError(f"tensor names differ: only in the source {sorted(set(state) - set(target))}, "
-                             f"only in the SIT {sorted(set(target) - set(state))}")
+        raise AssertionError(
+            f"tensor names differ: only in the source {sorted(set(state) - set(target))}, "
+            f"only in the SIT {sorted(set(target) - set(state))}"
+        )
     for name, tensor in state.items():
         if name != EMBEDDING_KEY and tensor.shape != target[name].shape:
-            raise AssertionError(f"{name}: shape {tuple(tensor.shape)} in the source, {tuple(target[name].shape)} "
-                                 "in the SIT")
+            raise AssertionError(
+                f"{name}: shape {tuple(tensor.shape)} in the source, {tuple(target[name].shape)} in the SIT"
+            )
     new_model.load_state_dict({**state, EMBEDDING_KEY: new_weight}, strict=True)
     new_model.train(model.training)
-    dropped = [name for i, name in enumerate(_symbol_names(tokenizer, num_base, rows), start=num_base)
-               if i not in (actual_id, placeholder_id)]
+    dropped = [
+        name
+        for i, name in enumerate(_symbol_names(tokenizer, num_base, rows), start=num_base)
+        if i not in (actual_id, placeholder_id)
+    ]
     before, after = _count(model), _count(new_model)
     # Nothing added, nothing dropped but the other symbols' rows.
     if before - after != len(dropped) * config.d_model:
         raise AssertionError(f"parameter count {before:,} -> {after:,} is not the source minus {len(dropped)} rows")
     report = ConversionReport(
-        kind="family", source=source, source_model_type=f"symbolinv/{config.embedding_type}", actual=actual,
-        placeholder=placeholder, actual_source_id=actual_id, placeholder_source_id=placeholder_id,
-        parameters_before=before, parameters_after=after, base_tokens=len(base_rows), dropped_symbols=dropped,
+        kind="family",
+        source=source,
+        source_model_type=f"symbolinv/{config.embedding_type}",
+        actual=actual,
+        placeholder=placeholder,
+        actual_source_id=actual_id,
+        placeholder_source_id=placeholder_id,
+        parameters_before=before,
+        parameters_after=after,
+        base_tokens=len(base_rows),
+        dropped_symbols=dropped,
         notes=["fine-tune before use: the placeholder row has not yet learned to stand for 'another symbol'"],
     )
     return new_model, new_tokenizer, report
 
 
 def _conversion_card(report: ConversionReport, source: str) -> str:
-    return "\n".join([
-        "---", "library_name: transformers", "tags:", "- symbolinv", "- symbol-invariant", "---", "",
-        f"# Stream model converted from `{source}`", "",
-        "Made with `symbolinv convert`. Renaming the symbols of an input renames the output and nothing "
-        "else, and inputs may use more symbols than the source vocabulary had.", "",
-        "```", report.summary(), "```", "",
-        "Fine-tune before use (see the README's conversion section): "
-        "`symbolinv train --init-from THIS_FOLDER --data DATA --task TASK --epochs 1 --output OUT`.", "",
-    ])
+    return "\n".join(
+        [
+            "---",
+            "library_name: transformers",
+            "tags:",
+            "- symbolinv",
+            "- symbol-invariant",
+            "---",
+            "",
+            f"# Stream model converted from `{source}`",
+            "",
+            "Made with `symbolinv convert`. Renaming the symbols of an input renames the output and nothing "
+            "else, and inputs may use more symbols than the source vocabulary had.",
+            "",
+            "```",
+            report.summary(),
+            "```",
+            "",
+            "Fine-tune before use (see the README's conversion section): "
+            "`symbolinv train --init-from THIS_FOLDER --data DATA --task TASK --epochs 1 --output OUT`.",
+            "",
+        ]
+    )
 
 
 def convert_checkpoint(
@@ -209,25 +254,35 @@ def convert_checkpoint(
 
         model = SymbolInvForConditionalGeneration.from_pretrained(source)
         tokenizer = AutoTokenizer.from_pretrained(source)
-        converted, new_tokenizer, report = convert_family_model(model, tokenizer, actual, placeholder, symbols,
-                                                                source=source)
+        converted, new_tokenizer, report = convert_family_model(
+            model, tokenizer, actual, placeholder, symbols, source=source
+        )
     else:
         if not getattr(config, "is_encoder_decoder", False):
-            raise ValueError(f"{source!r} is a {config.model_type!r} checkpoint, which is not an encoder-decoder: "
-                             "conversion needs an AutoModelForSeq2SeqLM checkpoint (BART, Marian, M2M100, T5, ...) "
-                             "or a fixed-embedding symbolinv model")
+            raise ValueError(
+                f"{source!r} is a {config.model_type!r} checkpoint, which is not an encoder-decoder: "
+                "conversion needs an AutoModelForSeq2SeqLM checkpoint (BART, Marian, M2M100, T5, ...) "
+                "or a fixed-embedding symbolinv model"
+            )
         from .models.symbolinv_wrapper.modeling_symbolinv_wrapper import SymbolInvWrapperForConditionalGeneration
 
         tokenizer = AutoTokenizer.from_pretrained(source)
         converted, new_tokenizer = SymbolInvWrapperForConditionalGeneration.from_seq2seq(
-            source, tokenizer, actual=actual, placeholder=placeholder, symbols=symbols)
+            source, tokenizer, actual=actual, placeholder=placeholder, symbols=symbols
+        )
         wrapper_config = converted.config
         parameters = _count(converted)
         report = ConversionReport(
-            kind="wrapper", source=source, source_model_type=config.model_type, actual=actual,
-            placeholder=placeholder, actual_source_id=wrapper_config.actual_token_id,
-            placeholder_source_id=wrapper_config.placeholder_token_id, parameters_before=parameters,
-            parameters_after=parameters, symbol_count=len(wrapper_config.symbol_token_ids),
+            kind="wrapper",
+            source=source,
+            source_model_type=config.model_type,
+            actual=actual,
+            placeholder=placeholder,
+            actual_source_id=wrapper_config.actual_token_id,
+            placeholder_source_id=wrapper_config.placeholder_token_id,
+            parameters_before=parameters,
+            parameters_after=parameters,
+            symbol_count=len(wrapper_config.symbol_token_ids),
             notes=["only per-stream attention (EP-DP-CP): aggregated modes would need layers the source lacks"],
         )
     if log is not None:

@@ -62,7 +62,10 @@ def sample_copy_strings(rng: random.Random, count: int, spec: CopySpec) -> list[
 
 
 def grid_copy_strings(
-    rng: random.Random, distinct_values: Iterable[int], length_values: Iterable[int], per_cell: int,
+    rng: random.Random,
+    distinct_values: Iterable[int],
+    length_values: Iterable[int],
+    per_cell: int,
     alphabet: str = LETTERS,
 ) -> dict[tuple[int, int], list[str]]:
     """The evaluation grid: ``per_cell`` strings for each feasible (distinct, length) cell."""
@@ -91,9 +94,7 @@ def mean_edit_distance(predictions: Sequence[str], references: Sequence[str]) ->
 
 def _check_same_length(predictions: Sequence[str], references: Sequence[str]) -> None:
     if len(predictions) != len(references) or not references:
-        raise ValueError(
-            f"need as many predictions as references (>0), got {len(predictions)} and {len(references)}"
-        )
+        raise ValueError(f"need as many predictions as references (>0), got {len(predictions)} and {len(references)}")
 
 
 # ---------------------------------------------------------------------------------------------------

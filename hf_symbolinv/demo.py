@@ -62,8 +62,17 @@ class DemoSettings:
 
 DEFAULT = DemoSettings()
 QUICK = DemoSettings(
-    steps=250, batch_size=32, train_size=1000, eval_size=32, more_size=32, alpha_inputs=12, alpha_variants=4,
-    grid_distinct=(1, 4, 8), grid_length=(4, 8, 12), grid_per_cell=3, layers=1,
+    steps=250,
+    batch_size=32,
+    train_size=1000,
+    eval_size=32,
+    more_size=32,
+    alpha_inputs=12,
+    alpha_variants=4,
+    grid_distinct=(1, 4, 8),
+    grid_length=(4, 8, 12),
+    grid_per_cell=3,
+    layers=1,
 )
 
 TRAIN_SPEC = CopySpec(distinct=(1, 5), length=(5, 10), alphabet=TRAIN_ALPHABET)
@@ -92,8 +101,10 @@ def build_datasets(settings: DemoSettings, seed: int) -> dict[str, Any]:
             seen.add(candidate)
             held_out.append(candidate)
     more = sample_copy_strings(rng, settings.more_size, MORE_SPEC)
-    return {name: Dataset.from_dict({"text": texts}) for name, texts in
-            (("train", train), ("eval", held_out), ("more", more))}
+    return {
+        name: Dataset.from_dict({"text": texts})
+        for name, texts in (("train", train), ("eval", held_out), ("more", more))
+    }
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -107,16 +118,19 @@ def build_models(settings: DemoSettings, seed: int) -> dict[str, Any]:
     from .models.symbolinv.modeling_symbolinv import SymbolInvForConditionalGeneration
 
     dims = dict(
-        d_model=settings.d_model, encoder_layers=settings.layers, decoder_layers=settings.layers,
-        encoder_attention_heads=settings.heads, decoder_attention_heads=settings.heads,
-        encoder_ffn_dim=settings.ffn_dim, decoder_ffn_dim=settings.ffn_dim, dropout=settings.dropout,
+        d_model=settings.d_model,
+        encoder_layers=settings.layers,
+        decoder_layers=settings.layers,
+        encoder_attention_heads=settings.heads,
+        decoder_attention_heads=settings.heads,
+        encoder_ffn_dim=settings.ffn_dim,
+        decoder_ffn_dim=settings.ffn_dim,
+        dropout=settings.dropout,
     )
     configs = {
         "sit": SymbolInvConfig.from_preset("copy", **dims),
         # One learned row per training character: the classic closed-vocabulary model.
-        "baseline": SymbolInvConfig.from_preset(
-            "copy-vanilla", num_symbol_embeddings=len(TRAIN_ALPHABET), **dims
-        ),
+        "baseline": SymbolInvConfig.from_preset("copy-vanilla", num_symbol_embeddings=len(TRAIN_ALPHABET), **dims),
     }
     models = {}
     for name, config in configs.items():
@@ -126,8 +140,14 @@ def build_models(settings: DemoSettings, seed: int) -> dict[str, Any]:
 
 
 def train_model(
-    model: Any, tokenizer: Any, train_dataset: Any, eval_dataset: Any, settings: DemoSettings, seed: int,
-    workdir: str, name: str,
+    model: Any,
+    tokenizer: Any,
+    train_dataset: Any,
+    eval_dataset: Any,
+    settings: DemoSettings,
+    seed: int,
+    workdir: str,
+    name: str,
 ) -> float:
     """Train with ``Seq2SeqTrainer``; returns the wall time in seconds."""
     from transformers import Seq2SeqTrainer, Seq2SeqTrainingArguments
@@ -182,8 +202,15 @@ def generate_copies(
     from .evaluation import generate_answers
 
     # A copy is as long as its input; the margin lets a wrong, longer answer show as wrong.
-    answers = generate_answers(model, tokenizer, texts, num_beams=1, batch_size=batch_size,
-                               max_new_tokens=lambda batch: max(map(len, batch)) + 4, desc=desc)
+    answers = generate_answers(
+        model,
+        tokenizer,
+        texts,
+        num_beams=1,
+        batch_size=batch_size,
+        max_new_tokens=lambda batch: max(map(len, batch)) + 4,
+        desc=desc,
+    )
     return [candidates[0] for candidates in answers]
 
 
@@ -206,12 +233,16 @@ def evaluate_model(
         if model.config.embedding_type == "streams":
             raise  # the SIT runs any symbol count: an error here is a real failure
         # A fixed-embedding model refuses symbols it has no row for: report that, never invent a score.
-        result.update(accuracy_more=None, edit_distance_more=None, more_symbols_runnable=False,
-                      more_symbols_error=str(err))
+        result.update(
+            accuracy_more=None, edit_distance_more=None, more_symbols_runnable=False, more_symbols_error=str(err)
+        )
     else:
-        result.update(accuracy_more=exact_match(predictions, more_texts),
-                      edit_distance_more=mean_edit_distance(predictions, more_texts),
-                      more_symbols_runnable=True, more_symbols_error=None)
+        result.update(
+            accuracy_more=exact_match(predictions, more_texts),
+            edit_distance_more=mean_edit_distance(predictions, more_texts),
+            more_symbols_runnable=True,
+            more_symbols_error=None,
+        )
 
     def predict(texts: list[str]) -> list[str]:
         return generate_copies(model, tokenizer, texts, bs, desc=f"{name}: alpha-covariance")
@@ -235,8 +266,9 @@ def evaluate_model(
 
 def accuracy_grid(model: Any, tokenizer: Any, settings: DemoSettings, seed: int) -> dict[str, Any]:
     """SIT exact-match accuracy per (distinct characters, length) cell; None where infeasible."""
-    cells = grid_copy_strings(random.Random(seed + 3), settings.grid_distinct, settings.grid_length,
-                              settings.grid_per_cell)
+    cells = grid_copy_strings(
+        random.Random(seed + 3), settings.grid_distinct, settings.grid_length, settings.grid_per_cell
+    )
     texts = [text for cell in cells.values() for text in cell]
     outputs = generate_copies(model, tokenizer, texts, settings.generate_batch_size, desc="sit: heatmap grid")
     predictions = iter(outputs)
@@ -389,11 +421,17 @@ def save_heatmap(grid: dict[str, Any], path: Path) -> None:
     from .evaluation import plot_heatmap
 
     plot_heatmap(
-        path, grid["accuracy"], grid["distinct"], grid["length"],
-        title=(f"SIT copy accuracy (%), {grid['per_cell']} strings per cell\n"
-               f"trained on <= {TRAIN_SPEC.distinct[1]} characters, length "
-               f"{TRAIN_SPEC.length[0]}-{TRAIN_SPEC.length[1]}"),
-        xlabel="string length", ylabel="distinct characters",
+        path,
+        grid["accuracy"],
+        grid["distinct"],
+        grid["length"],
+        title=(
+            f"SIT copy accuracy (%), {grid['per_cell']} strings per cell\n"
+            f"trained on <= {TRAIN_SPEC.distinct[1]} characters, length "
+            f"{TRAIN_SPEC.length[0]}-{TRAIN_SPEC.length[1]}"
+        ),
+        xlabel="string length",
+        ylabel="distinct characters",
         training_box=(TRAIN_SPEC.distinct, TRAIN_SPEC.length),
     )
 
@@ -405,8 +443,11 @@ def check_reload(folder: Path, expected: dict[str, str]) -> dict[str, Any]:
     reloaded = AutoModelForSeq2SeqLM.from_pretrained(folder)
     reloaded_tokenizer = AutoTokenizer.from_pretrained(folder)
     outputs = generate_copies(reloaded, reloaded_tokenizer, list(expected), desc="reloaded")
-    return {"ok": outputs == list(expected.values()), "outputs": dict(zip(expected, outputs)),
-            "model_class": type(reloaded).__name__}
+    return {
+        "ok": outputs == list(expected.values()),
+        "outputs": dict(zip(expected, outputs)),
+        "model_class": type(reloaded).__name__,
+    }
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -460,8 +501,10 @@ def _run_demo(
     output = Path(output_dir)
     output.mkdir(parents=True, exist_ok=True)
 
-    log(f"Building the copy task (seed {seed}): {settings.train_size:,} training strings, length "
-        f"{TRAIN_SPEC.length[0]}-{TRAIN_SPEC.length[1]}, <= {TRAIN_SPEC.distinct[1]} distinct characters.")
+    log(
+        f"Building the copy task (seed {seed}): {settings.train_size:,} training strings, length "
+        f"{TRAIN_SPEC.length[0]}-{TRAIN_SPEC.length[1]}, <= {TRAIN_SPEC.distinct[1]} distinct characters."
+    )
     datasets = build_datasets(settings, seed)
     tokenizer = SymbolInvTokenizer.from_preset("copy")
     # Input and target are the same string; the tokenizer gives both the same symbol slots.
@@ -495,8 +538,12 @@ def _run_demo(
     save_model_folder(models["sit"], tokenizer, folder, card=model_card(results))
     save_heatmap(results["heatmap"], heatmap)
     results["reload"] = check_reload(folder, results["probe_outputs"])
-    results["paths"] = {"model": str(folder), "model_card": str(folder / "README.md"),
-                        "heatmap": str(heatmap), "results": str(summary)}
+    results["paths"] = {
+        "model": str(folder),
+        "model_card": str(folder / "README.md"),
+        "heatmap": str(heatmap),
+        "results": str(summary),
+    }
     results["seconds"] = time.perf_counter() - started
     saved = {key: value for key, value in results.items() if key != "table"}
     write_text_atomic(summary, json.dumps(saved, indent=2) + "\n")
@@ -506,8 +553,11 @@ def _run_demo(
     log(f"Accuracy heatmap saved  {heatmap}")
     log(f"All numbers saved to    {summary}")
     reload = results["reload"]
-    status = "and generates the same outputs as before saving" if reload["ok"] else \
-        "BUT its outputs differ from those before saving"
+    status = (
+        "and generates the same outputs as before saving"
+        if reload["ok"]
+        else "BUT its outputs differ from those before saving"
+    )
     log(f"Reloaded {folder} with AutoModelForSeq2SeqLM ({reload['model_class']}) {status}:")
     for text, copied in reload["outputs"].items():
         log(f"  {text!r} -> {copied!r}")

@@ -39,8 +39,9 @@ class Judgement:
     edit_distance: int | None = None
 
 
-def judge(task: str, source: str, prediction: str, reference: str | None = None,
-          timeout: float | None = 10.0) -> Judgement:
+def judge(
+    task: str, source: str, prediction: str, reference: str | None = None, timeout: float | None = 10.0
+) -> Judgement:
     """Judge ``prediction`` for the input ``source`` (``reference``: the dataset's answer, for ``exact``).
 
     ltl: correct iff every word of the predicted lasso satisfies the formula (exact checker);
@@ -104,8 +105,9 @@ def generate_answers(
     device = next(model.parameters()).device
     encoded_all = tokenizer(list(sources))["input_ids"]
     num_base = tokenizer.num_base_tokens
-    order = sorted(range(len(sources)), key=lambda i: (len({t for t in encoded_all[i] if t >= num_base}),
-                                                       len(encoded_all[i])))
+    order = sorted(
+        range(len(sources)), key=lambda i: (len({t for t in encoded_all[i] if t >= num_base}), len(encoded_all[i]))
+    )
     answers: list[list[str]] = [[] for _ in sources]
     beams = max(num_beams, num_return_sequences)
     batches = [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
@@ -115,8 +117,9 @@ def generate_answers(
         names = encoded.pop("symbol_names")
         encoded = {key: value.to(device) for key, value in encoded.items()}
         limit = max_new_tokens(texts) if callable(max_new_tokens) else max_new_tokens
-        output = model.generate(**encoded, num_beams=beams, num_return_sequences=num_return_sequences,
-                                max_new_tokens=limit, do_sample=False)
+        output = model.generate(
+            **encoded, num_beams=beams, num_return_sequences=num_return_sequences, max_new_tokens=limit, do_sample=False
+        )
         rows = output.tolist()
         for position, index in enumerate(batch):
             start = position * num_return_sequences
@@ -130,8 +133,9 @@ def generate_answers(
 # ---------------------------------------------------------------------------------------------------
 # Alpha-covariance (paper Eq. 2)
 # ---------------------------------------------------------------------------------------------------
-def slot_renamings(used: Sequence[int], pool: Sequence[int], max_variants: int,
-                   rng: random.Random) -> list[dict[int, int]]:
+def slot_renamings(
+    used: Sequence[int], pool: Sequence[int], max_variants: int, rng: random.Random
+) -> list[dict[int, int]]:
     """Distinct injective renamings of the ``used`` slots into ``pool`` (the identity first): all of them
     when there are at most ``max_variants``, else ``max_variants`` drawn at random."""
     used = list(used)
@@ -174,23 +178,33 @@ def alpha_covariance_of(
         for mapping in slot_renamings(used, pool, max_variants, rng):
             jobs.append((index, mapping))
     renamed = [
-        [num_base_tokens + mapping.get(t - num_base_tokens, t - num_base_tokens) if t >= num_base_tokens else t
-         for t in inputs[index]]
+        [
+            num_base_tokens + mapping.get(t - num_base_tokens, t - num_base_tokens) if t >= num_base_tokens else t
+            for t in inputs[index]
+        ]
         for index, mapping in jobs
     ]
     answers = predict(renamed)
     undone: dict[int, list[tuple[int, ...]]] = defaultdict(list)
     for (index, mapping), answer in zip(jobs, answers, strict=True):
         inverse = {new: old for old, new in mapping.items()}
-        undone[index].append(tuple(
-            num_base_tokens + inverse.get(t - num_base_tokens, -1 - t) if t >= num_base_tokens else t
-            for t in answer
-        ))
+        undone[index].append(
+            tuple(
+                num_base_tokens + inverse.get(t - num_base_tokens, -1 - t) if t >= num_base_tokens else t
+                for t in answer
+            )
+        )
     return [alpha_covariance(undone[i]) if len(undone[i]) > 1 else 1.0 for i in range(len(inputs))]
 
 
-def model_predictor(model: Any, num_beams: int = 3, batch_size: int = 64, max_new_tokens: int = 128,
-                    pad_token_id: int = 0, eos_token_id: int = 1) -> Callable[[list[list[int]]], list[list[int]]]:
+def model_predictor(
+    model: Any,
+    num_beams: int = 3,
+    batch_size: int = 64,
+    max_new_tokens: int = 128,
+    pad_token_id: int = 0,
+    eos_token_id: int = 1,
+) -> Callable[[list[list[int]]], list[list[int]]]:
     """``predict`` for :func:`alpha_covariance_of`: greedy or beam answers of a model, as id lists
     cut at the first EOS."""
     device = next(model.parameters()).device
@@ -207,8 +221,13 @@ def model_predictor(model: Any, num_beams: int = 3, batch_size: int = 64, max_ne
             for row, x in enumerate(chunk):
                 ids[row, : len(x)] = torch.tensor(x)
                 mask[row, : len(x)] = 1
-            generated = model.generate(input_ids=ids.to(device), attention_mask=mask.to(device),
-                                       num_beams=num_beams, max_new_tokens=max_new_tokens, do_sample=False)
+            generated = model.generate(
+                input_ids=ids.to(device),
+                attention_mask=mask.to(device),
+                num_beams=num_beams,
+                max_new_tokens=max_new_tokens,
+                do_sample=False,
+            )
             for row in generated.tolist():
                 answer = row[1:]
                 if eos_token_id in answer:
@@ -241,9 +260,11 @@ class EvaluationReport:
         return dict(self.__dict__)
 
     def summary_lines(self) -> list[str]:
-        lines = [f"task {self.task}: {self.count} samples",
-                 f"  correct  {100 * self.correct:6.2f}%   exact {100 * self.exact:6.2f}%   "
-                 f"invalid {100 * self.invalid:5.2f}%   unknown {100 * self.unknown:5.2f}%"]
+        lines = [
+            f"task {self.task}: {self.count} samples",
+            f"  correct  {100 * self.correct:6.2f}%   exact {100 * self.exact:6.2f}%   "
+            f"invalid {100 * self.invalid:5.2f}%   unknown {100 * self.unknown:5.2f}%",
+        ]
         for n, value in sorted(self.top_n.items()):
             lines.append(f"  top-{n} correct {100 * value:6.2f}%")
         if self.mean_edit_distance is not None:
@@ -255,10 +276,15 @@ class EvaluationReport:
         return lines
 
 
-def evaluate_answers(task: str, sources: Sequence[str], answers: Sequence[Sequence[str]],
-                     references: Sequence[str | None] | None = None,
-                     num_symbols: Sequence[int] | None = None, sizes: Sequence[int] | None = None,
-                     timeout: float | None = 10.0) -> EvaluationReport:
+def evaluate_answers(
+    task: str,
+    sources: Sequence[str],
+    answers: Sequence[Sequence[str]],
+    references: Sequence[str | None] | None = None,
+    num_symbols: Sequence[int] | None = None,
+    sizes: Sequence[int] | None = None,
+    timeout: float | None = 10.0,
+) -> EvaluationReport:
     """Metrics of already generated answers (the first answer of each input is its prediction)."""
     if task not in TASKS:
         raise ValueError(f"unknown task {task!r}; choose one of {TASKS}")
@@ -273,7 +299,8 @@ def evaluate_answers(task: str, sources: Sequence[str], answers: Sequence[Sequen
     width = max(len(a) for a in answers)
     for i, (source, candidates) in enumerate(zip(sources, answers)):
         judgements = [judge(task, source, a, references[i], timeout) for a in candidates] or [
-            Judgement(correct=False, exact=False, invalid=True)]
+            Judgement(correct=False, exact=False, invalid=True)
+        ]
         first = judgements[0]
         totals["correct"] += first.correct
         totals["exact"] += first.exact
@@ -296,11 +323,16 @@ def evaluate_answers(task: str, sources: Sequence[str], answers: Sequence[Sequen
         heatmap[str(k)][str(size)] = hits / n
         heatmap_counts[str(k)][str(size)] = n
     return EvaluationReport(
-        task=task, count=count, correct=totals["correct"] / count, exact=totals["exact"] / count,
-        invalid=totals["invalid"] / count, unknown=totals["unknown"] / count,
+        task=task,
+        count=count,
+        correct=totals["correct"] / count,
+        exact=totals["exact"] / count,
+        invalid=totals["invalid"] / count,
+        unknown=totals["unknown"] / count,
         top_n={n: hits / count for n, hits in top_n_hits.items()},
         mean_edit_distance=sum(distances) / len(distances) if distances else None,
-        heatmap=dict(heatmap), heatmap_counts=dict(heatmap_counts),
+        heatmap=dict(heatmap),
+        heatmap_counts=dict(heatmap_counts),
         by_symbols={k: hits / n for k, (hits, n) in sorted(per_symbols.items())},
     )
 
@@ -332,9 +364,16 @@ def evaluate_model(
 ) -> EvaluationReport:
     """Generate and judge answers for ``sources``; alpha-covariance on up to ``alpha_samples`` inputs
     per symbol count, renaming their symbols into the first ``alpha_pool`` slots."""
-    answers = generate_answers(model, tokenizer, sources, num_beams=num_beams,
-                               num_return_sequences=max(1, top_n), batch_size=batch_size,
-                               max_new_tokens=max_new_tokens, progress=progress)
+    answers = generate_answers(
+        model,
+        tokenizer,
+        sources,
+        num_beams=num_beams,
+        num_return_sequences=max(1, top_n),
+        batch_size=batch_size,
+        max_new_tokens=max_new_tokens,
+        progress=progress,
+    )
     report = evaluate_answers(task, sources, answers, references, num_symbols, sizes)
     num_base = model.config.num_base_tokens
     predict = model_predictor(model, num_beams=num_beams, batch_size=batch_size, max_new_tokens=max_new_tokens)
@@ -378,12 +417,16 @@ def plot_heatmap(
     from matplotlib.patches import Rectangle
 
     grid = np.array([[math.nan if v is None else 100 * v for v in row] for row in values], dtype=float)
-    figure, axes = plt.subplots(figsize=(1.0 + max(0.25, min(0.7, 14 / max(1, len(column_labels))))
-                                         * len(column_labels), 1.2 + 0.45 * len(row_labels)))
-    image = axes.imshow(np.ma.masked_invalid(grid), cmap="viridis", vmin=0, vmax=100, origin="lower",
-                        aspect="auto")
-    axes.set_xticks(range(len(column_labels)), [str(c) for c in column_labels],
-                    fontsize=7 if len(column_labels) > 20 else None)
+    figure, axes = plt.subplots(
+        figsize=(
+            1.0 + max(0.25, min(0.7, 14 / max(1, len(column_labels)))) * len(column_labels),
+            1.2 + 0.45 * len(row_labels),
+        )
+    )
+    image = axes.imshow(np.ma.masked_invalid(grid), cmap="viridis", vmin=0, vmax=100, origin="lower", aspect="auto")
+    axes.set_xticks(
+        range(len(column_labels)), [str(c) for c in column_labels], fontsize=7 if len(column_labels) > 20 else None
+    )
     axes.set_yticks(range(len(row_labels)), [str(r) for r in row_labels])
     axes.set_xlabel(xlabel)
     axes.set_ylabel(ylabel)
@@ -392,16 +435,32 @@ def plot_heatmap(
         for y, row in enumerate(grid):
             for x, value in enumerate(row):
                 if not math.isnan(value):
-                    axes.text(x, y, f"{value:.0f}", ha="center", va="center", fontsize=7,
-                              color="black" if value > 60 else "white")
+                    axes.text(
+                        x,
+                        y,
+                        f"{value:.0f}",
+                        ha="center",
+                        va="center",
+                        fontsize=7,
+                        color="black" if value > 60 else "white",
+                    )
     if training_box is not None:
         (low_r, high_r), (low_c, high_c) = training_box
         inside_x = [i for i, c in enumerate(column_labels) if low_c <= c <= high_c]
         inside_y = [i for i, r in enumerate(row_labels) if low_r <= r <= high_r]
         if inside_x and inside_y:
-            axes.add_patch(Rectangle((inside_x[0] - 0.5, inside_y[0] - 0.5), inside_x[-1] - inside_x[0] + 1,
-                                     inside_y[-1] - inside_y[0] + 1, fill=False, edgecolor="red", linestyle="--",
-                                     linewidth=1.5, label="training range"))
+            axes.add_patch(
+                Rectangle(
+                    (inside_x[0] - 0.5, inside_y[0] - 0.5),
+                    inside_x[-1] - inside_x[0] + 1,
+                    inside_y[-1] - inside_y[0] + 1,
+                    fill=False,
+                    edgecolor="red",
+                    linestyle="--",
+                    linewidth=1.5,
+                    label="training range",
+                )
+            )
             axes.legend(loc="upper left", fontsize=7)
     figure.colorbar(image, ax=axes, label="accuracy (%)")
     figure.tight_layout()
@@ -411,9 +470,13 @@ def plot_heatmap(
         plt.close(figure)
 
 
-def save_heatmap(report: EvaluationReport, json_path: str | Path, png_path: str | Path | None = None,
-                 title: str | None = None,
-                 training_box: tuple[tuple[int, int], tuple[int, int]] | None = None) -> None:
+def save_heatmap(
+    report: EvaluationReport,
+    json_path: str | Path,
+    png_path: str | Path | None = None,
+    title: str | None = None,
+    training_box: tuple[tuple[int, int], tuple[int, int]] | None = None,
+) -> None:
     """Write the report's heatmap (accuracy per symbol count and size) as JSON and, optionally, a PNG."""
     data = {"task": report.task, "accuracy": report.heatmap, "counts": report.heatmap_counts}
     write_text_atomic(json_path, json.dumps(data, indent=1))
@@ -422,6 +485,12 @@ def save_heatmap(report: EvaluationReport, json_path: str | Path, png_path: str 
     rows = sorted(int(k) for k in report.heatmap)
     columns = sorted({int(s) for row in report.heatmap.values() for s in row})
     values = [[report.heatmap[str(k)].get(str(c)) for c in columns] for k in rows]
-    plot_heatmap(png_path, values, rows, columns, title or f"{report.task}: accuracy (%)",
-                 xlabel="string length" if report.task == "copy" else "formula size",
-                 training_box=training_box)
+    plot_heatmap(
+        png_path,
+        values,
+        rows,
+        columns,
+        title or f"{report.task}: accuracy (%)",
+        xlabel="string length" if report.task == "copy" else "formula size",
+        training_box=training_box,
+    )

@@ -13,23 +13,23 @@ TASK_DESCRIPTIONS = {
 EXAMPLES = {"ltl": "&aXb", "prop": "&a|!bc", "copy": "abcab"}
 INTENDED_USE = {
     "ltl": "Research on neural LTL satisfiability: proposing traces that a model checker then verifies "
-           "(`hf_symbolinv.logic.check_ltl`). Predictions are not guaranteed correct; always check them.",
+    "(`hf_symbolinv.logic.check_ltl`). Predictions are not guaranteed correct; always check them.",
     "prop": "Research on neural SAT solving: proposing partial assignments that are then verified "
-            "(`hf_symbolinv.logic.check_assignment`). Predictions are not guaranteed correct.",
+    "(`hf_symbolinv.logic.check_assignment`). Predictions are not guaranteed correct.",
     "copy": "A controlled benchmark of vocabulary generalisation: copying strings over alphabets larger "
-            "than the training alphabet.",
+    "than the training alphabet.",
 }
 INVARIANCE = {
     "streams": "This model is invariant to renaming by construction: renaming the symbols of an input renames "
-               "the output the same way (up to float rounding), and it runs on symbol names and symbol counts "
-               "it never saw in training. Each symbol has its own stream with shared weights, and the streams "
-               "are combined only by commutative means.",
+    "the output the same way (up to float rounding), and it runs on symbol names and symbol counts "
+    "it never saw in training. Each symbol has its own stream with shared weights, and the streams "
+    "are combined only by commutative means.",
     "fixed": "This is a fixed-embedding baseline: it is **not** invariant to renaming, and it cannot run inputs "
-             "with symbols beyond the rows it was built with.",
+    "with symbols beyond the rows it was built with.",
     "alpha_renaming": "This baseline was trained with random renamings of its fixed symbol rows: it is encouraged, "
-                      "not guaranteed, to be invariant, and it cannot run symbols beyond its rows.",
+    "not guaranteed, to be invariant, and it cannot run symbols beyond its rows.",
     "random": "This baseline uses random dual-part symbol embeddings (resampled in training): it generalises to "
-              "new symbols in part, but is not guaranteed invariant; its answers depend on the random draw.",
+    "new symbols in part, but is not guaranteed invariant; its answers depend on the random draw.",
 }
 
 
@@ -37,8 +37,13 @@ def evaluation_table(report: Mapping[str, Any] | None, split: str = "test") -> s
     """A Markdown table of an evaluation report (``EvaluationReport.to_dict()``)."""
     if not report:
         return "Not evaluated yet: run `symbolinv evaluate MODEL --data DIR`."
-    rows = [("samples", f"{report['count']}"), ("correct", _pct(report["correct"])), ("exact", _pct(report["exact"])),
-            ("invalid", _pct(report["invalid"])), ("unknown", _pct(report["unknown"]))]
+    rows = [
+        ("samples", f"{report['count']}"),
+        ("correct", _pct(report["correct"])),
+        ("exact", _pct(report["exact"])),
+        ("invalid", _pct(report["invalid"])),
+        ("unknown", _pct(report["unknown"])),
+    ]
     for n, value in sorted((int(k), v) for k, v in report.get("top_n", {}).items()):
         rows.append((f"top-{n} correct", _pct(value)))
     if report.get("mean_edit_distance") is not None:
@@ -56,29 +61,55 @@ def _pct(value: float) -> str:
     return f"{100 * value:.2f}%"
 
 
-def fill_model_card(config: Any, task: str, model_ref: str = "path/to/model", preset: str | None = None,
-                    training_data: str | None = None, report: Mapping[str, Any] | None = None,
-                    split: str = "test", parameters: int | None = None, extra_limitations: str = "") -> str:
+def fill_model_card(
+    config: Any,
+    task: str,
+    model_ref: str = "path/to/model",
+    preset: str | None = None,
+    training_data: str | None = None,
+    report: Mapping[str, Any] | None = None,
+    split: str = "test",
+    parameters: int | None = None,
+    extra_limitations: str = "",
+) -> str:
     """The model card of a model of the family, from its config and (optionally) its evaluation."""
     from model_cards import template
 
     embedding_description = {
-        "streams": "one stream per symbol", "fixed": "fixed-embedding baseline",
-        "alpha_renaming": "alpha-renaming baseline", "random": "random-embedding baseline",
+        "streams": "one stream per symbol",
+        "fixed": "fixed-embedding baseline",
+        "alpha_renaming": "alpha-renaming baseline",
+        "random": "random-embedding baseline",
     }[config.embedding_type]
     return template().format(
-        title=f"Symbol-Invariant Transformer: {task}" if config.embedding_type == "streams"
+        title=f"Symbol-Invariant Transformer: {task}"
+        if config.embedding_type == "streams"
         else f"{embedding_description.capitalize()}: {task}",
-        task=task, task_description=TASK_DESCRIPTIONS[task], embedding_description=embedding_description,
-        intended_use=INTENDED_USE[task], model_ref=model_ref, example_input=EXAMPLES[task],
-        preset=preset or "custom", embedding_type=config.embedding_type, stream_attention=config.stream_attention,
-        stream_aggregation=(f"complex multiset pooling ({config.num_aggregation_states} states)"
-                            if config.stream_aggregation == "complex" else "mean")
-        if any(code.endswith("A") for code in config.attention_codes) else "none (no aggregated attention)",
-        d_model=config.d_model, layers=f"{config.encoder_layers}+{config.decoder_layers}",
-        heads=config.encoder_attention_heads, ffn=config.encoder_ffn_dim,
+        task=task,
+        task_description=TASK_DESCRIPTIONS[task],
+        embedding_description=embedding_description,
+        intended_use=INTENDED_USE[task],
+        model_ref=model_ref,
+        example_input=EXAMPLES[task],
+        preset=preset or "custom",
+        embedding_type=config.embedding_type,
+        stream_attention=config.stream_attention,
+        stream_aggregation=(
+            f"complex multiset pooling ({config.num_aggregation_states} states)"
+            if config.stream_aggregation == "complex"
+            else "mean"
+        )
+        if any(code.endswith("A") for code in config.attention_codes)
+        else "none (no aggregated attention)",
+        d_model=config.d_model,
+        layers=f"{config.encoder_layers}+{config.decoder_layers}",
+        heads=config.encoder_attention_heads,
+        ffn=config.encoder_ffn_dim,
         position_encodings=f"{config.encoder_position_encoding}, {config.decoder_position_encoding}",
-        loss=config.loss_type, parameters=f"{parameters:,}" if parameters is not None else "see config",
-        training_data=training_data or "Not recorded.", evaluation=evaluation_table(report, split),
-        invariance=INVARIANCE[config.embedding_type], extra_limitations=extra_limitations,
+        loss=config.loss_type,
+        parameters=f"{parameters:,}" if parameters is not None else "see config",
+        training_data=training_data or "Not recorded.",
+        evaluation=evaluation_table(report, split),
+        invariance=INVARIANCE[config.embedding_type],
+        extra_limitations=extra_limitations,
     )

@@ -22,7 +22,6 @@ DIGIT_EMBEDDINGS = 11
 MAX_DIGIT = 9
 
 
-
 def check_digits(digits: torch.Tensor) -> torch.Tensor:
     """Validate a padded ``(batch, max_set_size)`` tensor of digits 0..9 (0 = padding); return it as long.
 
@@ -39,7 +38,8 @@ def check_digits(digits: torch.Tensor) -> torch.Tensor:
         row, column = (int(i) for i in bad.nonzero()[0])
         raise ValueError(
             f"digits must be 1..{MAX_DIGIT} (0 = padding); got {int(digits[row, column])} at set {row}, "
-            f"position {column}")
+            f"position {column}"
+        )
     return digits.long()
 
 
@@ -105,7 +105,8 @@ class ComplexDeepSets(nn.Module):
         angles = nn.functional.embedding(flat, torch.atan2(self.imaginary.weight, self.real.weight))
         set_of_element = torch.arange(batch, device=digits.device).repeat_interleave(size)
         pooled = complex_multiset_pool(
-            self.log_magnitude(flat), angles, set_of_element, batch, present=flat != 0, mean=False)
+            self.log_magnitude(flat), angles, set_of_element, batch, present=flat != 0, mean=False
+        )
         return self.output(pooled).squeeze(-1)
 
 

@@ -18,8 +18,14 @@ from .evaluation import evaluate_answers
 MODEL_COLUMNS = ("input_ids", "attention_mask", "symbol_mask", "labels")
 
 
-def tokenize_dataset(dataset: Any, tokenizer: Any, input_column: str = "input", target_column: str = "target",
-                     max_length: int | None = None, num_proc: int | None = None) -> Any:
+def tokenize_dataset(
+    dataset: Any,
+    tokenizer: Any,
+    input_column: str = "input",
+    target_column: str = "target",
+    max_length: int | None = None,
+    num_proc: int | None = None,
+) -> Any:
     """Add ``input_ids``, ``attention_mask``, ``symbol_mask`` and ``labels`` to a dataset of text pairs.
 
     The other columns are kept (evaluation reads them); the Trainer drops the ones the model's
@@ -27,8 +33,12 @@ def tokenize_dataset(dataset: Any, tokenizer: Any, input_column: str = "input", 
     """
 
     def encode(batch: dict[str, list]) -> dict[str, list]:
-        encoded = tokenizer(batch[input_column], text_target=batch[target_column], truncation=max_length is not None,
-                            max_length=max_length)
+        encoded = tokenizer(
+            batch[input_column],
+            text_target=batch[target_column],
+            truncation=max_length is not None,
+            max_length=max_length,
+        )
         return {key: encoded[key] for key in MODEL_COLUMNS}
 
     return dataset.map(encode, batched=True, num_proc=num_proc, desc="tokenizing")
@@ -48,8 +58,9 @@ class SymbolInvDataCollator(DataCollatorForSeq2Seq):
         return super().__call__(kept, return_tensors=return_tensors)
 
 
-def semantic_metrics(task: str, tokenizer: Any, sources: Sequence[str] | None = None,
-                     references: Sequence[str] | None = None) -> Callable[[Any], dict[str, float]]:
+def semantic_metrics(
+    task: str, tokenizer: Any, sources: Sequence[str] | None = None, references: Sequence[str] | None = None
+) -> Callable[[Any], dict[str, float]]:
     """``compute_metrics`` for ``Seq2SeqTrainer(predict_with_generate=True)``: decodes the generated
     answers and judges them with the task's checker (LTL traces, assignments, copies).
 
@@ -71,10 +82,15 @@ def semantic_metrics(task: str, tokenizer: Any, sources: Sequence[str] | None = 
         elif prediction.inputs is not None:
             inputs = decode_rows(np.asarray(prediction.inputs))
         else:
-            raise ValueError("semantic_metrics needs the evaluation inputs: pass sources=... or set "
-                             "include_for_metrics=['inputs'] in the training arguments")
-        refs = list(references)[: len(answers)] if references is not None else decode_rows(
-            np.asarray(prediction.label_ids))
+            raise ValueError(
+                "semantic_metrics needs the evaluation inputs: pass sources=... or set "
+                "include_for_metrics=['inputs'] in the training arguments"
+            )
+        refs = (
+            list(references)[: len(answers)]
+            if references is not None
+            else decode_rows(np.asarray(prediction.label_ids))
+        )
         report = evaluate_answers(task, inputs, [[a] for a in answers], refs)
         metrics = {"correct": report.correct, "exact": report.exact, "invalid": report.invalid}
         if report.mean_edit_distance is not None:

@@ -35,9 +35,14 @@ def prop_data(tmp_path_factory) -> Path:
         formula = logic.random_prop_formula(rng, (3, 9), 3)
         result = logic.solve_prop(formula)
         if result.sat and not result.valid:
-            rows.append({"input": logic.format_prop(formula), "target": logic.format_assignment(result.assignment),
-                         "num_symbols": len(logic.symbols_of(formula, kind="prop")),
-                         "size": logic.formula_size(formula, kind="prop")})
+            rows.append(
+                {
+                    "input": logic.format_prop(formula),
+                    "target": logic.format_assignment(result.assignment),
+                    "num_symbols": len(logic.symbols_of(formula, kind="prop")),
+                    "size": logic.formula_size(formula, kind="prop"),
+                }
+            )
     folder = tmp_path_factory.mktemp("prop-data")
     for name, part in (("train", rows[:200]), ("validation", rows[200:220]), ("test", rows[220:])):
         datasets.Dataset.from_list(part).to_parquet(str(folder / "data" / f"{name}-00000-of-00001.parquet"))

@@ -13,15 +13,25 @@ from hf_symbolinv.cli import main
 from hf_symbolinv.convert import convert_checkpoint, convert_family_model
 
 NUM_BASE = 10  # the propositional vocabulary
-TINY = dict(d_model=16, encoder_layers=2, decoder_layers=2, encoder_attention_heads=2, decoder_attention_heads=2,
-            encoder_ffn_dim=32, decoder_ffn_dim=32, dropout=0.0, init_std=0.3)
+TINY = dict(
+    d_model=16,
+    encoder_layers=2,
+    decoder_layers=2,
+    encoder_attention_heads=2,
+    decoder_attention_heads=2,
+    encoder_ffn_dim=32,
+    decoder_ffn_dim=32,
+    dropout=0.0,
+    init_std=0.3,
+)
 
 
 def vanilla(rows: int = 5, **overrides) -> SymbolInvForConditionalGeneration:
     """A fixed-embedding prop model with rows for ``rows`` symbols (a-e), in the SIT's layout."""
     torch.manual_seed(0)
-    config = SymbolInvConfig.from_preset("prop", **{**TINY, "embedding_type": "fixed", "num_symbol_embeddings": rows,
-                                                    **overrides})
+    config = SymbolInvConfig.from_preset(
+        "prop", **{**TINY, "embedding_type": "fixed", "num_symbol_embeddings": rows, **overrides}
+    )
     return SymbolInvForConditionalGeneration(config).eval()
 
 
@@ -98,12 +108,15 @@ def test_converted_model_is_invariant_and_runs_more_symbols_than_the_vanilla_had
         source(**eight, decoder_input_ids=torch.tensor([[2]]))
 
 
-@pytest.mark.parametrize("actual, placeholder, message", [
-    ("zz", "b", "'zz' is not in the checkpoint's vocabulary"),
-    ("a", "&", "'&' is a base token"),
-    ("a", "a", "both 'a'"),
-    ("h", "a", "'h' has no learned row in this checkpoint"),
-])
+@pytest.mark.parametrize(
+    "actual, placeholder, message",
+    [
+        ("zz", "b", "'zz' is not in the checkpoint's vocabulary"),
+        ("a", "&", "'&' is a base token"),
+        ("a", "a", "both 'a'"),
+        ("h", "a", "'h' has no learned row in this checkpoint"),
+    ],
+)
 def test_bad_symbol_choices_give_clear_errors(actual: str, placeholder: str, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         convert_family_model(vanilla(), SymbolInvTokenizer.from_preset("prop"), actual, placeholder)
@@ -122,7 +135,8 @@ def test_a_checkpoint_that_is_not_an_encoder_decoder_is_refused(tmp_path: Path, 
     from transformers import GPT2Config, GPT2LMHeadModel
 
     GPT2LMHeadModel(GPT2Config(n_layer=1, n_embd=8, n_head=2, vocab_size=20, n_positions=16)).save_pretrained(
-        tmp_path / "gpt2")
+        tmp_path / "gpt2"
+    )
     with pytest.raises(ValueError, match="'gpt2' checkpoint, which is not an encoder-decoder"):
         convert_checkpoint(tmp_path / "gpt2", tmp_path / "out", log=None)
     assert main(["convert", str(tmp_path / "gpt2"), str(tmp_path / "out")]) == 2
@@ -136,8 +150,22 @@ def test_cli_converts_a_saved_checkpoint_that_then_loads_with_the_auto_classes(t
     source, tokenizer = vanilla(), SymbolInvTokenizer.from_preset("prop")
     source.save_pretrained(tmp_path / "vanilla")
     tokenizer.save_pretrained(tmp_path / "vanilla")
-    assert main(["convert", str(tmp_path / "vanilla"), str(tmp_path / "sit"), "--actual", "a", "--placeholder", "b",
-                 "--symbols", r"[a-z]\w*"]) == 0
+    assert (
+        main(
+            [
+                "convert",
+                str(tmp_path / "vanilla"),
+                str(tmp_path / "sit"),
+                "--actual",
+                "a",
+                "--placeholder",
+                "b",
+                "--symbols",
+                r"[a-z]\w*",
+            ]
+        )
+        == 0
+    )
     printed = capsys.readouterr().out
     assert "placeholder row <- row of 'b'" in printed and "dropped rows: 3 other symbols (c, d, e)" in printed
     model = AutoModelForSeq2SeqLM.from_pretrained(tmp_path / "sit").eval()
@@ -147,28 +175,69 @@ def test_cli_converts_a_saved_checkpoint_that_then_loads_with_the_auto_classes(t
     in_memory, _, _ = convert_family_model(source, tokenizer)
     batch = loaded_tokenizer("&req|grant!p12", return_tensors="pt")  # names the vanilla tokenizer did not accept
     with torch.no_grad():
-        torch.testing.assert_close(model(**batch, decoder_input_ids=torch.tensor([[2, 10]])).logits,
-                                   in_memory.eval()(**batch, decoder_input_ids=torch.tensor([[2, 10]])).logits)
-    assert main(["convert", str(tmp_path / "vanilla"), str(tmp_path / "bad"), "--actual", "a",
-                 "--placeholder", "a"]) == 2
+        torch.testing.assert_close(
+            model(**batch, decoder_input_ids=torch.tensor([[2, 10]])).logits,
+            in_memory.eval()(**batch, decoder_input_ids=torch.tensor([[2, 10]])).logits,
+        )
+    assert (
+        main(["convert", str(tmp_path / "vanilla"), str(tmp_path / "bad"), "--actual", "a", "--placeholder", "a"]) == 2
+    )
 
 
 def test_fine_tuning_a_converted_model_for_one_epoch(prop_data: Path, tmp_path: Path, capsys) -> None:
-    source = vanilla(rows=3, d_model=32, encoder_attention_heads=4, decoder_attention_heads=4, dropout=0.0,
-                     loss_type="cross_entropy")
+    source = vanilla(
+        rows=3, d_model=32, encoder_attention_heads=4, decoder_attention_heads=4, dropout=0.0, loss_type="cross_entropy"
+    )
     tokenizer = SymbolInvTokenizer.from_preset("prop")
     source.save_pretrained(tmp_path / "vanilla")
     tokenizer.save_pretrained(tmp_path / "vanilla")
     assert main(["convert", str(tmp_path / "vanilla"), str(tmp_path / "sit")]) == 0
     start = AutoModelForSeq2SeqLM.from_pretrained(tmp_path / "sit").state_dict()
-    assert main(["train", "--task", "prop", "--init-from", str(tmp_path / "sit"), "--data", str(prop_data),
-                 "--output", str(tmp_path / "tuned"), "--epochs", "1", "--batch-size", "50", "--eval-samples", "4",
-                 "--lr", "1e-3"]) == 0
+    assert (
+        main(
+            [
+                "train",
+                "--task",
+                "prop",
+                "--init-from",
+                str(tmp_path / "sit"),
+                "--data",
+                str(prop_data),
+                "--output",
+                str(tmp_path / "tuned"),
+                "--epochs",
+                "1",
+                "--batch-size",
+                "50",
+                "--eval-samples",
+                "4",
+                "--lr",
+                "1e-3",
+            ]
+        )
+        == 0
+    )
     assert "1 epoch(s) of 200 samples = 4 steps of batch 50 x 1" in capsys.readouterr().out
     tuned = AutoModelForSeq2SeqLM.from_pretrained(tmp_path / "tuned" / "model")
     assert tuned.config.embedding_type == "streams" and tuned.config.d_model == 32
     changed = [name for name, tensor in tuned.state_dict().items() if not torch.equal(tensor, start[name])]
     assert "model.shared.weight" in changed and len(changed) > len(start) // 2
     assert "fine-tuned from" in (tmp_path / "tuned" / "model" / "README.md").read_text()
-    assert main(["train", "--task", "prop", "--init-from", str(tmp_path / "sit"), "--data", str(prop_data),
-                 "--output", str(tmp_path / "bad"), "--set", "d_model=8"]) == 2
+    assert (
+        main(
+            [
+                "train",
+                "--task",
+                "prop",
+                "--init-from",
+                str(tmp_path / "sit"),
+                "--data",
+                str(prop_data),
+                "--output",
+                str(tmp_path / "bad"),
+                "--set",
+                "d_model=8",
+            ]
+        )
+        == 2
+    )

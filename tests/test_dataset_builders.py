@@ -175,7 +175,8 @@ def test_supp_adds_zero_and_one_symbol_samples_to_train(builds: Builds) -> None:
     assert set(extra) == {0, 1} and all(count >= 1 for count in extra.values())
     assert {row["input"] for row in base["train"]} <= {row["input"] for row in supp["train"]}
     prop_extra = Counter(r["num_symbols"] for r in _load(builds("prop-35-supp"))["train"]) - Counter(
-        r["num_symbols"] for r in _load(builds("prop-35"))["train"])
+        r["num_symbols"] for r in _load(builds("prop-35"))["train"]
+    )
     assert set(prop_extra) == {1}  # a constant propositional formula is valid or unsatisfiable
 
 
@@ -370,11 +371,14 @@ def _write(directory: Path, files: dict[str, str]) -> Path:
 
 
 def test_load_deepltl_reads_the_original_format(tmp_path: Path) -> None:
-    ltl = _write(tmp_path / "ltl", {
-        "train.txt": "&aXb\na;b;{1}\nUa!b\n!b;{1}\n",
-        "val.txt": "Xa\n1;a;{1}\n",
-        "test.txt": "!U1!c\n{c}\n",
-    })
+    ltl = _write(
+        tmp_path / "ltl",
+        {
+            "train.txt": "&aXb\na;b;{1}\nUa!b\n!b;{1}\n",
+            "val.txt": "Xa\n1;a;{1}\n",
+            "test.txt": "!U1!c\n{c}\n",
+        },
+    )
     dataset = dataset_builders.load_deepltl(ltl, check=True)
     assert list(dataset) == ["train", "validation", "test"] and dataset["train"].features == FEATURES
     assert dataset["train"][0] == {"input": "&aXb", "target": "a;b;{1}", "num_symbols": 2, "size": 4}
@@ -411,10 +415,34 @@ def test_load_deepltl_check_rejects_a_wrong_target(tmp_path: Path) -> None:
 # Command line
 # ---------------------------------------------------------------------------------------------------
 def test_cli_data_build_and_push_arguments() -> None:
-    args = build_parser().parse_args(["data", "build", "ltl-heatmap", "--out", "d", "--num-samples", "2",
-                                      "--num-symbols", "4", "--max-size", "12", "--seed", "3", "--workers", "2"])
+    args = build_parser().parse_args(
+        [
+            "data",
+            "build",
+            "ltl-heatmap",
+            "--out",
+            "d",
+            "--num-samples",
+            "2",
+            "--num-symbols",
+            "4",
+            "--max-size",
+            "12",
+            "--seed",
+            "3",
+            "--workers",
+            "2",
+        ]
+    )
     assert (args.name, args.out, args.num_samples, args.num_symbols, args.max_size, args.seed, args.workers) == (
-        "ltl-heatmap", "d", 2, 4, 12, 3, 2)
+        "ltl-heatmap",
+        "d",
+        2,
+        4,
+        12,
+        3,
+        2,
+    )
     args = build_parser().parse_args(["data", "push", "d", "user/repo", "--config", "ltl-35"])
     assert (args.directory, args.repo_id, args.config) == ("d", "user/repo", "ltl-35")
     with pytest.raises(SystemExit):
@@ -429,8 +457,9 @@ def test_cli_build_writes_a_loadable_dataset(tmp_path: Path, capsys: pytest.Capt
     assert "unknown configuration" in capsys.readouterr().err
 
 
-def test_cli_push_refuses_a_directory_that_is_not_a_built_dataset(tmp_path: Path,
-                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_push_refuses_a_directory_that_is_not_a_built_dataset(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["data", "push", str(tmp_path), "user/repo"]) == 2
     assert "not a built dataset" in capsys.readouterr().err
     with pytest.raises(ValueError, match="not a built dataset"):

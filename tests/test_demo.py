@@ -26,8 +26,15 @@ from hf_symbolinv.metrics import alpha_covariance, edit_distance
 # ---------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("a", "b", "distance"),
-    [("kitten", "sitting", 3), ("", "abc", 3), ("abc", "", 3), ("abc", "abc", 0), ("flaw", "lawn", 2),
-     ("ab", "ba", 2), ("abcdef", "azced", 3)],
+    [
+        ("kitten", "sitting", 3),
+        ("", "abc", 3),
+        ("abc", "", 3),
+        ("abc", "abc", 0),
+        ("flaw", "lawn", 2),
+        ("ab", "ba", 2),
+        ("abcdef", "azced", 3),
+    ],
 )
 def test_edit_distance_known_pairs(a: str, b: str, distance: int) -> None:
     assert edit_distance(a, b) == distance
@@ -187,8 +194,15 @@ def test_demo_writes_card_heatmap_and_results(quick_demo: tuple[dict, Path]) -> 
     heatmap = output / "heatmap.png"
     assert heatmap.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     card = (output / "sit" / "README.md").read_text(encoding="utf-8")
-    for needed in ("## Intended use", "## Training data", "## Evaluation", "## Invariance guarantee",
-                   "## Limitations", "O(S * L^2)", "n/a (cannot run)"):
+    for needed in (
+        "## Intended use",
+        "## Training data",
+        "## Evaluation",
+        "## Invariance guarantee",
+        "## Limitations",
+        "O(S * L^2)",
+        "n/a (cannot run)",
+    ):
         assert needed in card
     saved = json.loads((output / "results.json").read_text(encoding="utf-8"))
     assert saved["models"] == json.loads(json.dumps(results["models"]))

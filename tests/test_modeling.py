@@ -19,8 +19,17 @@ from hf_symbolinv.models.symbolinv.positions import automaton_encoding, initial_
 from hf_symbolinv.models.symbolinv.streams import aggregate_streams, make_layout
 from hf_symbolinv.models.symbolinv.vocabulary import get_vocabulary
 
-TINY = dict(d_model=16, encoder_layers=2, decoder_layers=2, encoder_attention_heads=2, decoder_attention_heads=2,
-            encoder_ffn_dim=32, decoder_ffn_dim=32, dropout=0.0, init_std=0.3)
+TINY = dict(
+    d_model=16,
+    encoder_layers=2,
+    decoder_layers=2,
+    encoder_attention_heads=2,
+    decoder_attention_heads=2,
+    encoder_ffn_dim=32,
+    decoder_ffn_dim=32,
+    dropout=0.0,
+    init_std=0.3,
+)
 
 
 def tiny(preset: str, **overrides) -> SymbolInvForConditionalGeneration:
@@ -106,8 +115,13 @@ def permute_symbol_columns(logits: torch.Tensor, permutation: torch.Tensor, num_
 # --------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     "preset, expected",
-    [("ltl", 2_520_000), ("ltl-best", 2_654_144), ("ltl-full", 2_922_432), ("prop", 2_457_216),
-     ("prop-best", 2_906_496)],
+    [
+        ("ltl", 2_520_000),
+        ("ltl-best", 2_654_144),
+        ("ltl-full", 2_922_432),
+        ("prop", 2_457_216),
+        ("prop-best", 2_906_496),
+    ],
 )
 def test_preset_parameter_counts_match_the_paper(preset: str, expected: int) -> None:
     model = SymbolInvForConditionalGeneration(SymbolInvConfig.from_preset(preset))
@@ -139,8 +153,10 @@ def test_baseline_presets_follow_table_5() -> None:
         (dict(stream_aggregation="complex"), "stream_aggregation"),  # 'ltl' has no aggregated attention
         (dict(stream_attention="EP-EA-DP-CP", aggregation_states=0), "aggregation_states"),
         (dict(encoder_position_encoding="automaton_rope"), "encoder_position_encoding"),
-        (dict(decoder_position_encoding="rope_learned", decoder_attention_heads=8, d_model=24),
-         "decoder_position_encoding"),
+        (
+            dict(decoder_position_encoding="rope_learned", decoder_attention_heads=8, d_model=24),
+            "decoder_position_encoding",
+        ),
     ],
 )
 def test_invalid_configs_name_the_field(overrides: dict, field: str) -> None:
@@ -180,10 +196,12 @@ def test_logits_are_invariant_to_renaming(preset: str, overrides: dict, target_r
         permutation = torch.cat([top, torch.arange(8, slots - 8), torch.arange(8)])
     with torch.no_grad():
         original = model(input_ids=ids, attention_mask=mask, labels=labels).logits
-        renamed = model(input_ids=rename(ids, permutation, num_base), attention_mask=mask,
-                        labels=rename(labels, permutation, num_base)).logits
-    torch.testing.assert_close(renamed, permute_symbol_columns(original, permutation, num_base), atol=1e-5,
-                               rtol=1e-5)
+        renamed = model(
+            input_ids=rename(ids, permutation, num_base),
+            attention_mask=mask,
+            labels=rename(labels, permutation, num_base),
+        ).logits
+    torch.testing.assert_close(renamed, permute_symbol_columns(original, permutation, num_base), atol=1e-5, rtol=1e-5)
 
 
 @pytest.mark.parametrize("aggregation", ["mean", "complex"])
@@ -194,8 +212,9 @@ def test_renaming_changes_nothing_but_the_symbol_columns_bit_for_bit(aggregation
     permutation = torch.randperm(model.config.num_symbol_slots, generator=torch.Generator().manual_seed(4))
     with torch.no_grad():
         original = model(input_ids=ids, attention_mask=mask, labels=labels).logits
-        renamed = model(input_ids=rename(ids, permutation, 10), attention_mask=mask,
-                        labels=rename(labels, permutation, 10)).logits
+        renamed = model(
+            input_ids=rename(ids, permutation, 10), attention_mask=mask, labels=rename(labels, permutation, 10)
+        ).logits
     assert torch.equal(renamed, permute_symbol_columns(original, permutation, 10))
 
 
@@ -223,14 +242,18 @@ def test_fixed_embedding_baseline_is_not_invariant() -> None:
     permutation = torch.cat([torch.arange(8).flip(0), torch.arange(8, model.config.num_symbol_slots)])
     with torch.no_grad():
         original = model(input_ids=ids, attention_mask=mask, labels=labels).logits
-        renamed = model(input_ids=rename(ids, permutation, num_base), attention_mask=mask,
-                        labels=rename(labels, permutation, num_base)).logits
+        renamed = model(
+            input_ids=rename(ids, permutation, num_base),
+            attention_mask=mask,
+            labels=rename(labels, permutation, num_base),
+        ).logits
     expected = permute_symbol_columns(original, permutation, num_base)
     assert not torch.allclose(renamed, expected, atol=1e-3)
 
 
-@pytest.mark.parametrize("preset, overrides", [("ltl-full", {}), ("prop-best", {}),
-                                               ("ltl-full", dict(stream_aggregation="complex"))])
+@pytest.mark.parametrize(
+    "preset, overrides", [("ltl-full", {}), ("prop-best", {}), ("ltl-full", dict(stream_aggregation="complex"))]
+)
 def test_generation_is_invariant_to_renaming(preset: str, overrides: dict) -> None:
     model = trained_tiny(preset, **overrides)
     num_base = model.config.num_base_tokens
@@ -263,7 +286,8 @@ def test_a_batch_computes_only_the_streams_its_samples_have() -> None:
     assert max(per_sample) * len(per_sample) > sum(per_sample)  # padding to the maximum would cost more
     seen: list[int] = []
     hook = model.model.encoder.layers[0].feed_forward.register_forward_hook(
-        lambda module, args, output: seen.append(args[0].shape[0]))
+        lambda module, args, output: seen.append(args[0].shape[0])
+    )
     with torch.no_grad():
         model(input_ids=ids, attention_mask=mask, labels=labels)
     hook.remove()
@@ -324,10 +348,16 @@ def test_tree_position_encoding_follows_the_parse() -> None:
 # --------------------------------------------------------------------------------------------------
 # Generation and caches
 # --------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("preset, overrides", [
-    ("ltl-full", {}), ("prop-best", {}), ("ltl-vanilla", {}), ("ltl-full", dict(stream_aggregation="complex")),
-    ("ltl", dict(decoder_position_encoding="automaton_learned")),
-])
+@pytest.mark.parametrize(
+    "preset, overrides",
+    [
+        ("ltl-full", {}),
+        ("prop-best", {}),
+        ("ltl-vanilla", {}),
+        ("ltl-full", dict(stream_aggregation="complex")),
+        ("ltl", dict(decoder_position_encoding="automaton_learned")),
+    ],
+)
 def test_cached_and_uncached_generation_agree(preset: str, overrides: dict) -> None:
     model = tiny(preset, **overrides)
     ids, mask, _ = mixed_batch(model.config.vocabulary, seed=11)
@@ -341,8 +371,9 @@ def test_cached_and_uncached_generation_agree(preset: str, overrides: dict) -> N
 def test_step_logits_with_cache_match_a_full_forward(overrides: dict) -> None:
     model = tiny("ltl-full", **overrides)
     ids, mask, _ = mixed_batch("ltl", seed=2)
-    out = model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=6, output_scores=True,
-                         return_dict_in_generate=True)
+    out = model.generate(
+        input_ids=ids, attention_mask=mask, max_new_tokens=6, output_scores=True, return_dict_in_generate=True
+    )
     with torch.no_grad():
         full = model(input_ids=ids, attention_mask=mask, decoder_input_ids=out.sequences[:, :-1]).logits
     for step, scores in enumerate(out.scores):
@@ -402,12 +433,17 @@ def test_learned_angles_start_at_the_fixed_encoding_train_and_are_saved(tmp_path
     fixed = tiny("ltl", encoder_position_encoding="automaton", decoder_position_encoding="rope")
     learned = tiny("ltl", encoder_position_encoding="automaton_learned", decoder_position_encoding="rope_learned")
     missing = learned.load_state_dict(fixed.state_dict(), strict=False).missing_keys
-    assert sorted(missing) == ["model.decoder.position_angles.angles", "model.encoder.position_angles.angles",
-                               "model.encoder.position_angles.phases"]
+    assert sorted(missing) == [
+        "model.decoder.position_angles.angles",
+        "model.encoder.position_angles.angles",
+        "model.encoder.position_angles.phases",
+    ]
     ids, mask, labels = mixed_batch("ltl")
     with torch.no_grad():
-        torch.testing.assert_close(learned(input_ids=ids, attention_mask=mask, labels=labels).logits,
-                                   fixed(input_ids=ids, attention_mask=mask, labels=labels).logits)
+        torch.testing.assert_close(
+            learned(input_ids=ids, attention_mask=mask, labels=labels).logits,
+            fixed(input_ids=ids, attention_mask=mask, labels=labels).logits,
+        )
     before = {name: p.detach().clone() for name, p in learned.named_parameters() if "position_angles" in name}
     optimizer = torch.optim.SGD(learned.parameters(), lr=0.1)
     learned.train()
@@ -418,8 +454,10 @@ def test_learned_angles_start_at_the_fixed_encoding_train_and_are_saved(tmp_path
     learned.save_pretrained(tmp_path)
     reloaded = SymbolInvForConditionalGeneration.from_pretrained(tmp_path).eval()
     with torch.no_grad():
-        torch.testing.assert_close(reloaded(input_ids=ids, attention_mask=mask, labels=labels).logits,
-                                   learned(input_ids=ids, attention_mask=mask, labels=labels).logits)
+        torch.testing.assert_close(
+            reloaded(input_ids=ids, attention_mask=mask, labels=labels).logits,
+            learned(input_ids=ids, attention_mask=mask, labels=labels).logits,
+        )
 
 
 # --------------------------------------------------------------------------------------------------
@@ -452,8 +490,10 @@ def test_adacos_scale_follows_its_formula_and_is_saved(tmp_path) -> None:
     reloaded = SymbolInvForConditionalGeneration.from_pretrained(tmp_path).eval()
     assert reloaded.logit_scale.item() == pytest.approx(11.25)
     with torch.no_grad():
-        torch.testing.assert_close(reloaded(input_ids=ids, attention_mask=mask, labels=labels).logits,
-                                   model(input_ids=ids, attention_mask=mask, labels=labels).logits)
+        torch.testing.assert_close(
+            reloaded(input_ids=ids, attention_mask=mask, labels=labels).logits,
+            model(input_ids=ids, attention_mask=mask, labels=labels).logits,
+        )
 
 
 @pytest.mark.parametrize("kind", ["alpha_renaming", "random"])
@@ -500,8 +540,10 @@ def test_auto_classes_are_registered_on_import(tmp_path) -> None:
     assert {f for f in os.listdir(tmp_path) if f.endswith(".safetensors")} == {"model.safetensors"}
     ids, mask, labels = mixed_batch("ltl")
     with torch.no_grad():
-        torch.testing.assert_close(reloaded(input_ids=ids, attention_mask=mask, labels=labels).logits,
-                                   model(input_ids=ids, attention_mask=mask, labels=labels).logits)
+        torch.testing.assert_close(
+            reloaded(input_ids=ids, attention_mask=mask, labels=labels).logits,
+            model(input_ids=ids, attention_mask=mask, labels=labels).logits,
+        )
 
 
 def test_checkpoint_whose_config_lacks_a_field_gives_a_clear_error(tmp_path) -> None:
@@ -548,8 +590,9 @@ def test_saved_folder_loads_without_the_package_and_runs_the_pipeline(tmp_path) 
     tokenizer = SymbolInvTokenizer.from_preset("ltl")
     model.save_pretrained(tmp_path)
     tokenizer.save_pretrained(tmp_path)
-    expected = tokenizer.decode(model.generate(**tokenizer("&aXb", return_tensors="pt"), max_new_tokens=8)[0],
-                                skip_special_tokens=True)
+    expected = tokenizer.decode(
+        model.generate(**tokenizer("&aXb", return_tensors="pt"), max_new_tokens=8)[0], skip_special_tokens=True
+    )
     local = pipeline("symbolic-generation", model=str(tmp_path), trust_remote_code=True)
     assert local("&aXb", max_new_tokens=8)[0]["generated_text"] == expected
     script = textwrap.dedent(f"""
@@ -571,8 +614,9 @@ def test_saved_folder_loads_without_the_package_and_runs_the_pipeline(tmp_path) 
         print("RENAMED", pipe("& req_ack X grant", max_new_tokens=8)[0]["generated_text"])
     """)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path, env=env,
-                          timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     lines = dict(line.split(" ", 1) for line in done.stdout.splitlines() if line.startswith(("DECODED", "RENAMED")))
     assert lines["DECODED"] == expected

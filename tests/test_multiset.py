@@ -57,8 +57,14 @@ def test_pool_ignores_elements_that_are_not_present(mean: bool) -> None:
     padding = 1000 * torch.randn(12, 3, 4, generator=generator, dtype=torch.float64)  # would show if counted
     padded_index = torch.randint(0, 4, (12,), generator=generator)
     present = torch.cat([torch.ones(30, dtype=torch.bool), torch.zeros(12, dtype=torch.bool)])
-    padded = complex_multiset_pool(torch.cat([magnitudes, padding]), torch.cat([angles, padding]),
-                                   torch.cat([group_index, padded_index]), 4, present, mean)
+    padded = complex_multiset_pool(
+        torch.cat([magnitudes, padding]),
+        torch.cat([angles, padding]),
+        torch.cat([group_index, padded_index]),
+        4,
+        present,
+        mean,
+    )
     assert torch.allclose(padded, complex_multiset_pool(magnitudes, angles, group_index, 4, mean=mean), atol=1e-9)
 
 
@@ -69,9 +75,9 @@ def test_pool_mean_and_sum_by_hand() -> None:
     present = torch.tensor([True, True, True, False])
     # Three groups: {1, 3}, {5} (7 is padding) and an empty one, which gives the initial weight [0, 1, 0].
     summed = complex_multiset_pool(magnitudes, angles, group_index, 3, present, mean=False)
-    expected_sum = torch.tensor([[4.0, math.cos(0.75), math.sin(0.75)],
-                                 [5.0, math.cos(1.0), math.sin(1.0)],
-                                 [0.0, 1.0, 0.0]])
+    expected_sum = torch.tensor(
+        [[4.0, math.cos(0.75), math.sin(0.75)], [5.0, math.cos(1.0), math.sin(1.0)], [0.0, 1.0, 0.0]]
+    )
     assert torch.allclose(summed, expected_sum, atol=1e-6)
     averaged = complex_multiset_pool(magnitudes, angles, group_index, 3, present, mean=True)
     expected_mean = expected_sum.clone()
@@ -85,8 +91,9 @@ def test_pool_angles_wrap_around() -> None:
     assert pooled[0, 1].item() == pytest.approx(1.0, abs=1e-6)
     assert pooled[0, 2].item() == pytest.approx(0.0, abs=1e-6)
     # Seven tenths of a turn: cos and sin of 7·2π/10, whatever the number of full turns before.
-    seventeen = complex_multiset_pool(torch.zeros(17, 1), torch.full((17, 1), 2 * math.pi / 10),
-                                      torch.zeros(17, dtype=torch.long), 1, mean=False)
+    seventeen = complex_multiset_pool(
+        torch.zeros(17, 1), torch.full((17, 1), 2 * math.pi / 10), torch.zeros(17, dtype=torch.long), 1, mean=False
+    )
     assert seventeen[0, 1:].tolist() == pytest.approx([math.cos(1.4 * math.pi), math.sin(1.4 * math.pi)], abs=1e-5)
 
 
@@ -206,8 +213,10 @@ def script():
 
 
 def read_runs(out: Path) -> dict[str, dict]:
-    return {f"{run['task']}-{run['model']}": run
-            for run in json.loads((out / "results.json").read_text(encoding="utf-8"))["runs"]}
+    return {
+        f"{run['task']}-{run['model']}": run
+        for run in json.loads((out / "results.json").read_text(encoding="utf-8"))["runs"]
+    }
 
 
 def test_script_quick_run_writes_reports_and_reuses_finished_runs(script, tmp_path, capsys) -> None:

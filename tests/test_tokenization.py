@@ -357,9 +357,7 @@ def test_copy_default_rule_roundtrip(tmp_path: Path) -> None:
     assert loaded("bXb")["input_ids"] == tok("bXb")["input_ids"] == [COPY_N + 1, COPY_N + 0, COPY_N + 1, 1]
 
 
-def test_auto_tokenizer_remote_code_without_repo_on_path(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_auto_tokenizer_remote_code_without_repo_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # register_for_auto_class sets a class attribute; monkeypatch restores it for the other tests.
     monkeypatch.setattr(SymbolInvTokenizer, "_auto_class", None)
     SymbolInvTokenizer.register_for_auto_class("AutoTokenizer")

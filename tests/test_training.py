@@ -24,9 +24,17 @@ from hf_symbolinv.evaluation import (
 from hf_symbolinv.training import SymbolInvDataCollator, semantic_metrics, tokenize_dataset
 
 REPO = Path(__file__).resolve().parents[1]
-TINY = ["d_model=32", "encoder_layers=1", "decoder_layers=1", "encoder_attention_heads=4",
-        "decoder_attention_heads=4", "encoder_ffn_dim=64", "decoder_ffn_dim=64", "dropout=0.0",
-        "loss_type=\"cross_entropy\""]
+TINY = [
+    "d_model=32",
+    "encoder_layers=1",
+    "decoder_layers=1",
+    "encoder_attention_heads=4",
+    "decoder_attention_heads=4",
+    "encoder_ffn_dim=64",
+    "decoder_ffn_dim=64",
+    "dropout=0.0",
+    'loss_type="cross_entropy"',
+]
 
 
 def tiny_overrides() -> dict:
@@ -50,15 +58,33 @@ def test_trainer_lowers_the_loss_saves_and_resumes(prop_data: Path, tmp_path: Pa
         torch.manual_seed(0)
         model = SymbolInvForConditionalGeneration(SymbolInvConfig.from_preset("prop-best", **tiny_overrides()))
         args = Seq2SeqTrainingArguments(
-            output_dir=str(tmp_path / "run"), max_steps=steps, per_device_train_batch_size=16, learning_rate=3e-3,
-            gradient_accumulation_steps=2, logging_steps=1, save_steps=10, eval_strategy="steps", eval_steps=10,
-            predict_with_generate=True, generation_max_length=12, report_to=[], disable_tqdm=True, seed=0,
+            output_dir=str(tmp_path / "run"),
+            max_steps=steps,
+            per_device_train_batch_size=16,
+            learning_rate=3e-3,
+            gradient_accumulation_steps=2,
+            logging_steps=1,
+            save_steps=10,
+            eval_strategy="steps",
+            eval_steps=10,
+            predict_with_generate=True,
+            generation_max_length=12,
+            report_to=[],
+            disable_tqdm=True,
+            seed=0,
             dataloader_pin_memory=False,
         )
-        return Seq2SeqTrainer(model=model, args=args, train_dataset=train, eval_dataset=evaluation,
-                              processing_class=tokenizer, data_collator=SymbolInvDataCollator(tokenizer, model=model),
-                              compute_metrics=semantic_metrics("prop", tokenizer, dataset["validation"]["input"],
-                                                               dataset["validation"]["target"]))
+        return Seq2SeqTrainer(
+            model=model,
+            args=args,
+            train_dataset=train,
+            eval_dataset=evaluation,
+            processing_class=tokenizer,
+            data_collator=SymbolInvDataCollator(tokenizer, model=model),
+            compute_metrics=semantic_metrics(
+                "prop", tokenizer, dataset["validation"]["input"], dataset["validation"]["target"]
+            ),
+        )
 
     trainer = trainer_for(10)
     trainer.train()
@@ -77,7 +103,8 @@ def test_trainer_lowers_the_loss_saves_and_resumes(prop_data: Path, tmp_path: Pa
     resumed = trainer_for(20)
     training_forwards = []
     resumed.model.register_forward_pre_hook(
-        lambda module, args: training_forwards.append(1) if module.training else None)
+        lambda module, args: training_forwards.append(1) if module.training else None
+    )
     resumed.train(resume_from_checkpoint=str(checkpoint))
     steps = [entry["step"] for entry in resumed.state.log_history if "loss" in entry]
     assert steps == list(range(1, 21)) and resumed.state.global_step == 20
@@ -106,9 +133,26 @@ def test_gradient_accumulation_counts_tokens_not_batches(prop_data: Path) -> Non
 # --------------------------------------------------------------------------------------------------
 def test_accelerate_example_trains_saves_and_resumes(prop_data: Path, tmp_path: Path) -> None:
     output = tmp_path / "accelerate"
-    common = [sys.executable, str(REPO / "examples" / "train.py"), "--task", "prop", "--preset", "prop-best",
-              "--data", str(prop_data), "--output", str(output), "--batch-size", "16", "--lr", "3e-3",
-              "--save-every", "8", "--config-override", *TINY]
+    common = [
+        sys.executable,
+        str(REPO / "examples" / "train.py"),
+        "--task",
+        "prop",
+        "--preset",
+        "prop-best",
+        "--data",
+        str(prop_data),
+        "--output",
+        str(output),
+        "--batch-size",
+        "16",
+        "--lr",
+        "3e-3",
+        "--save-every",
+        "8",
+        "--config-override",
+        *TINY,
+    ]
     first = subprocess.run([*common, "--steps", "16"], capture_output=True, text=True, timeout=600)
     assert first.returncode == 0, first.stderr[-3000:]
     assert (output / "checkpoint-8").is_dir() and (output / "checkpoint-16").is_dir()
@@ -185,9 +229,20 @@ def test_sit_alpha_covariance_is_one_and_fixed_baseline_can_be_lower(prop_data: 
     for preset, invariant in (("prop-best", True), ("prop-vanilla", False)):
         torch.manual_seed(0)
         model = SymbolInvForConditionalGeneration(
-            SymbolInvConfig.from_preset(preset, **{**tiny_overrides(), "init_std": 0.5})).eval()
-        report = evaluate_model(model, tokenizer, "prop", sources, num_beams=1, alpha_symbol_counts=(2, 3),
-                                alpha_pool=4, max_perm=24, progress=False, max_new_tokens=8)
+            SymbolInvConfig.from_preset(preset, **{**tiny_overrides(), "init_std": 0.5})
+        ).eval()
+        report = evaluate_model(
+            model,
+            tokenizer,
+            "prop",
+            sources,
+            num_beams=1,
+            alpha_symbol_counts=(2, 3),
+            alpha_pool=4,
+            max_perm=24,
+            progress=False,
+            max_new_tokens=8,
+        )
         values = list(report.alpha_covariance.values())
         assert values
         if invariant:
@@ -201,12 +256,53 @@ def test_sit_alpha_covariance_is_one_and_fixed_baseline_can_be_lower(prop_data: 
 # --------------------------------------------------------------------------------------------------
 def test_cli_train_evaluate_and_solve(prop_data: Path, tmp_path: Path, capsys) -> None:
     output = tmp_path / "cli"
-    assert main(["train", "--task", "prop", "--preset", "prop-best", "--data", str(prop_data), "--output",
-                 str(output), "--steps", "6", "--batch-size", "16", "--eval-samples", "8", "--set", *TINY]) == 0
+    assert (
+        main(
+            [
+                "train",
+                "--task",
+                "prop",
+                "--preset",
+                "prop-best",
+                "--data",
+                str(prop_data),
+                "--output",
+                str(output),
+                "--steps",
+                "6",
+                "--batch-size",
+                "16",
+                "--eval-samples",
+                "8",
+                "--set",
+                *TINY,
+            ]
+        )
+        == 0
+    )
     card = (output / "model" / "README.md").read_text()
     assert "Invariance guarantee" in card and "prop-best" in card and "O(S·L²)" in card
-    assert main(["evaluate", str(output), "--data", str(prop_data), "--limit", "10", "--beam", "1",
-                 "--alpha-symbols", "2", "--max-perm", "4", "--alpha-samples", "3"]) == 0
+    assert (
+        main(
+            [
+                "evaluate",
+                str(output),
+                "--data",
+                str(prop_data),
+                "--limit",
+                "10",
+                "--beam",
+                "1",
+                "--alpha-symbols",
+                "2",
+                "--max-perm",
+                "4",
+                "--alpha-samples",
+                "3",
+            ]
+        )
+        == 0
+    )
     report = json.loads((output / "model" / "eval-test.json").read_text())
     assert report["count"] == 10 and report["alpha_covariance"]["2"] == 1.0
     assert (output / "model" / "heatmap-test.png").stat().st_size > 1000
@@ -214,5 +310,19 @@ def test_cli_train_evaluate_and_solve(prop_data: Path, tmp_path: Path, capsys) -
     assert main(["solve", str(output), "& req | grant ! ack", "--beam", "1"]) == 0
     printed = capsys.readouterr().out
     assert printed.startswith("1. ") and any(state in printed for state in ("[correct]", "[incorrect]", "[invalid]"))
-    assert main(["train", "--task", "ltl", "--preset", "prop-best", "--data", str(prop_data), "--output",
-                 str(tmp_path / "wrong")]) == 2
+    assert (
+        main(
+            [
+                "train",
+                "--task",
+                "ltl",
+                "--preset",
+                "prop-best",
+                "--data",
+                str(prop_data),
+                "--output",
+                str(tmp_path / "wrong"),
+            ]
+        )
+        == 2
+    )

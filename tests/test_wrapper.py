@@ -36,9 +36,22 @@ LETTERS = [chr(code) for code in range(ord("a"), ord("z") + 1)]
 VOCAB_SIZE = len(BASE_TOKENS) + len(LETTERS)
 BOS, PAD, EOS = 0, 1, 2
 SPECIAL = dict(pad_token_id=PAD, bos_token_id=BOS, eos_token_id=EOS, decoder_start_token_id=EOS)
-TINY = dict(vocab_size=VOCAB_SIZE, d_model=16, encoder_layers=1, decoder_layers=2, encoder_attention_heads=2,
-            decoder_attention_heads=2, encoder_ffn_dim=32, decoder_ffn_dim=32, max_position_embeddings=64,
-            dropout=0.0, attention_dropout=0.0, activation_dropout=0.0, init_std=0.5, **SPECIAL)
+TINY = dict(
+    vocab_size=VOCAB_SIZE,
+    d_model=16,
+    encoder_layers=1,
+    decoder_layers=2,
+    encoder_attention_heads=2,
+    decoder_attention_heads=2,
+    encoder_ffn_dim=32,
+    decoder_ffn_dim=32,
+    max_position_embeddings=64,
+    dropout=0.0,
+    attention_dropout=0.0,
+    activation_dropout=0.0,
+    init_std=0.5,
+    **SPECIAL,
+)
 INPUTS = ["& c | d ! c e", "! ( x )", "& & y y", "| z ( a & q )", "& ! ( | )"]  # 3, 1, 1, 3 and 0 symbols
 
 
@@ -46,8 +59,9 @@ def make_tokenizer(extra_tokens: tuple[str, ...] = ()) -> PreTrainedTokenizerFas
     vocab = {token: index for index, token in enumerate(BASE_TOKENS + LETTERS + list(extra_tokens))}
     backend = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
     backend.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    return PreTrainedTokenizerFast(tokenizer_object=backend, bos_token="<s>", eos_token="</s>", pad_token="<pad>",
-                                   unk_token="<unk>")
+    return PreTrainedTokenizerFast(
+        tokenizer_object=backend, bos_token="<s>", eos_token="</s>", pad_token="<pad>", unk_token="<unk>"
+    )
 
 
 def make_bart(seed: int = 0) -> BartForConditionalGeneration:
@@ -122,16 +136,20 @@ def test_parameters_are_exactly_the_wrapped_models(tokenizer):
 
 
 @torch.no_grad()
-@pytest.mark.parametrize("renaming", [
-    {"c": "x", "d": "c", "e": "a"},  # onto the actual token's name, and onto a name the input had
-    {"c": "d", "d": "c"},  # a swap
-    {"c": "p", "d": "q", "e": "r"},  # onto fresh names
-])
+@pytest.mark.parametrize(
+    "renaming",
+    [
+        {"c": "x", "d": "c", "e": "a"},  # onto the actual token's name, and onto a name the input had
+        {"c": "d", "d": "c"},  # a swap
+        {"c": "p", "d": "q", "e": "r"},  # onto fresh names
+    ],
+)
 def test_renaming_permutes_the_symbol_columns_bit_for_bit(wrapper, renaming):
     source, target = "& c | d ! c e", "</s> & c d e | c"
     logits = wrapper(input_ids=ids(source), decoder_input_ids=ids(target)).logits
-    renamed = wrapper(input_ids=ids(rename_text(source, renaming)),
-                      decoder_input_ids=ids(rename_text(target, renaming))).logits
+    renamed = wrapper(
+        input_ids=ids(rename_text(source, renaming)), decoder_input_ids=ids(rename_text(target, renaming))
+    ).logits
     assert torch.equal(renamed, rename_columns(logits, renaming))
     symbols = [token_id(letter) for letter in LETTERS]
     present = [token_id(s) for s in "cde"]
@@ -144,8 +162,9 @@ def test_one_symbol_input_gives_the_wrapped_models_logits(wrapper):
     source, target = "! ( c & c )", "</s> ! c & c"
     logits = wrapper(input_ids=ids(source), decoder_input_ids=ids(target)).logits
     # The one stream is the input with its symbol written as the actual token.
-    reference = wrapper.wrapped(input_ids=ids(rename_text(source, {"c": "a"})),
-                                decoder_input_ids=ids(rename_text(target, {"c": "a"}))).logits
+    reference = wrapper.wrapped(
+        input_ids=ids(rename_text(source, {"c": "a"})), decoder_input_ids=ids(rename_text(target, {"c": "a"}))
+    ).logits
     base = list(range(len(BASE_TOKENS)))
     assert torch.equal(logits[..., base], reference[..., base])
     assert torch.equal(logits[..., token_id("c")], reference[..., token_id("a")])  # rank 0: no tie-break penalty
@@ -158,7 +177,7 @@ def test_symbol_free_input_is_one_unchanged_stream(wrapper):
     reference = wrapper.wrapped(input_ids=ids(source), decoder_input_ids=ids(target)).logits
     base = list(range(len(BASE_TOKENS)))
     assert torch.equal(output.logits[..., base], reference[..., base])
-    assert torch.isinf(output.logits[..., len(BASE_TOKENS):]).all()  # no symbol can be emitted
+    assert torch.isinf(output.logits[..., len(BASE_TOKENS) :]).all()  # no symbol can be emitted
     assert output.stream_mask.tolist() == [[True]] and output.stream_symbol_ids.tolist() == [[-1]]
 
 
@@ -167,8 +186,9 @@ def test_base_scores_average_the_streams_and_symbols_read_their_own_stream(wrapp
     source, target = "& c d", "</s> d"
     logits = wrapper(input_ids=ids(source), decoder_input_ids=ids(target)).logits
     # The two streams, run as one batch of the wrapped model the way the wrapper runs them.
-    streams = wrapper.wrapped(input_ids=torch.cat([ids("& a b"), ids("& b a")]),
-                              decoder_input_ids=torch.cat([ids("</s> b"), ids("</s> a")])).logits
+    streams = wrapper.wrapped(
+        input_ids=torch.cat([ids("& a b"), ids("& b a")]), decoder_input_ids=torch.cat([ids("</s> b"), ids("</s> a")])
+    ).logits
     stream_c, stream_d = streams[:1], streams[1:]
     base = list(range(len(BASE_TOKENS)))
     assert torch.equal(logits[..., base], ((stream_c + stream_d) / 2)[..., base])
@@ -181,16 +201,22 @@ def test_base_scores_average_the_streams_and_symbols_read_their_own_stream(wrapp
 def test_batch_matches_single_samples(wrapper, tokenizer):
     """Padding streams (fewer symbols than the batch's most) and padded tokens change nothing."""
     inputs = batch(tokenizer, INPUTS)
-    targets = torch.tensor([[EOS, token_id("&"), token_id("c")], [EOS, token_id("!"), token_id("x")],
-                            [EOS, token_id("y"), token_id("y")], [EOS, token_id("z"), token_id("q")],
-                            [EOS, token_id("!"), token_id("(")]])
+    targets = torch.tensor(
+        [
+            [EOS, token_id("&"), token_id("c")],
+            [EOS, token_id("!"), token_id("x")],
+            [EOS, token_id("y"), token_id("y")],
+            [EOS, token_id("z"), token_id("q")],
+            [EOS, token_id("!"), token_id("(")],
+        ]
+    )
     batched = wrapper(**inputs, decoder_input_ids=targets).logits
     assert inputs["attention_mask"].sum(1).tolist() != [inputs["input_ids"].shape[1]] * len(INPUTS)
     for row, text in enumerate(INPUTS):
-        single = wrapper(input_ids=ids(text), decoder_input_ids=targets[row:row + 1]).logits
-        assert torch.equal(torch.isinf(single), torch.isinf(batched[row:row + 1]))
+        single = wrapper(input_ids=ids(text), decoder_input_ids=targets[row : row + 1]).logits
+        assert torch.equal(torch.isinf(single), torch.isinf(batched[row : row + 1]))
         finite = torch.isfinite(single)
-        torch.testing.assert_close(batched[row:row + 1][finite], single[finite], rtol=0, atol=1e-5)
+        torch.testing.assert_close(batched[row : row + 1][finite], single[finite], rtol=0, atol=1e-5)
 
 
 @torch.no_grad()
@@ -202,15 +228,22 @@ def test_cached_decoding_matches_the_full_forward(wrapper, tokenizer):
     steps = [output.logits]
     encoder_outputs = (output.encoder_last_hidden_state, output.stream_symbol_ids, output.stream_mask)
     for position in range(2, targets.shape[1]):
-        output = wrapper(encoder_outputs=encoder_outputs, attention_mask=inputs["attention_mask"],
-                         decoder_input_ids=targets[:, position:position + 1],
-                         past_key_values=output.past_key_values, use_cache=True)
+        output = wrapper(
+            encoder_outputs=encoder_outputs,
+            attention_mask=inputs["attention_mask"],
+            decoder_input_ids=targets[:, position : position + 1],
+            past_key_values=output.past_key_values,
+            use_cache=True,
+        )
         steps.append(output.logits)
     # The cache seen by generate() is batch-major: streams are folded into the heads dimension.
     keys = output.past_key_values.self_attention_cache.layers[0].keys
     streams = output.stream_mask.shape[1]
-    assert keys.shape[:3] == (len(INPUTS), streams * wrapper.config.wrapped_config.decoder_attention_heads,
-                              targets.shape[1])
+    assert keys.shape[:3] == (
+        len(INPUTS),
+        streams * wrapper.config.wrapped_config.decoder_attention_heads,
+        targets.shape[1],
+    )
     incremental = torch.cat(steps, dim=1)
     assert torch.equal(torch.isinf(full), torch.isinf(incremental))
     torch.testing.assert_close(incremental[torch.isfinite(full)], full[torch.isfinite(full)], rtol=0, atol=1e-5)
@@ -243,8 +276,9 @@ def test_log_prob_averaging_is_an_option(tokenizer):
     source, target = "& c | d ! c e", "</s> & c d"
     logits = model(input_ids=ids(source), decoder_input_ids=ids(target)).logits
     renaming = {"c": "e", "d": "c", "e": "d"}
-    renamed = model(input_ids=ids(rename_text(source, renaming)),
-                    decoder_input_ids=ids(rename_text(target, renaming))).logits
+    renamed = model(
+        input_ids=ids(rename_text(source, renaming)), decoder_input_ids=ids(rename_text(target, renaming))
+    ).logits
     assert torch.equal(renamed, rename_columns(logits, renaming))
     single = model(input_ids=ids("! c"), decoder_input_ids=ids("</s> c")).logits
     reference = torch.log_softmax(model.wrapped(input_ids=ids("! a"), decoder_input_ids=ids("</s> a")).logits, -1)
@@ -279,14 +313,18 @@ def test_generate_with_and_without_cache_agree_and_rename(wrapper, tokenizer, mo
     per_sample = cached.shape[0] // len(INPUTS)
     for row, text in enumerate(INPUTS):
         single = wrapper.generate(input_ids=ids(text), **settings)
-        assert torch.equal(single, cached[row * per_sample:(row + 1) * per_sample])
+        assert torch.equal(single, cached[row * per_sample : (row + 1) * per_sample])
 
 
 @torch.no_grad()
-@pytest.mark.parametrize("build", [
-    lambda: MarianMTModel(MarianConfig(**TINY, decoder_vocab_size=VOCAB_SIZE)),
-    lambda: M2M100ForConditionalGeneration(M2M100Config(**TINY)),
-], ids=["marian", "m2m100"])
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: MarianMTModel(MarianConfig(**TINY, decoder_vocab_size=VOCAB_SIZE)),
+        lambda: M2M100ForConditionalGeneration(M2M100Config(**TINY)),
+    ],
+    ids=["marian", "m2m100"],
+)
 def test_other_seq2seq_families(tokenizer, build):
     torch.manual_seed(0)
     model, _ = SymbolInvWrapperForConditionalGeneration.from_seq2seq(build().eval(), tokenizer, "a", "b")
@@ -314,8 +352,10 @@ def test_save_and_reload_round_trip(wrapper, tokenizer, tmp_path):
     targets = torch.tensor([[EOS, token_id("c")]] * len(INPUTS))
     expected_logits = wrapper(**inputs, decoder_input_ids=targets).logits
     expected = wrapper.generate(**inputs, max_new_tokens=6, num_beams=2)
-    for loaded in (SymbolInvWrapperForConditionalGeneration.from_pretrained(tmp_path),
-                   AutoModelForSeq2SeqLM.from_pretrained(tmp_path)):
+    for loaded in (
+        SymbolInvWrapperForConditionalGeneration.from_pretrained(tmp_path),
+        AutoModelForSeq2SeqLM.from_pretrained(tmp_path),
+    ):
         assert isinstance(loaded, SymbolInvWrapperForConditionalGeneration) and not loaded.training
         assert loaded.wrapped.lm_head.weight is loaded.wrapped.model.shared.weight  # BART's tie survives
         assert torch.equal(loaded(**inputs, decoder_input_ids=targets).logits, expected_logits)
@@ -339,8 +379,9 @@ def test_saved_folder_loads_without_the_package(wrapper, tokenizer, tmp_path):
         print("OUT", out.tolist())
     """)
     env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path, env=env,
-                          timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     line = next(line for line in done.stdout.splitlines() if line.startswith("OUT "))
     assert json.loads(line[4:]) == expected.tolist()
@@ -358,17 +399,20 @@ def test_from_seq2seq_loads_a_path(tokenizer, tmp_path):
 # ---------------------------------------------------------------------------------------------------
 # Errors
 # ---------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize(("actual", "placeholder", "symbols", "message"), [
-    ("alpha", "b", None, r"actual token 'alpha' is not in the vocabulary"),
-    ("a", "beta", None, r"placeholder token 'beta' is not in the vocabulary"),
-    ("a", "a", None, r"actual and placeholder are the same token 'a'"),
-    ("a", "b", r"[c-z]", r"actual token 'a' is not matched by the symbol regular expression"),
-    ("a", "b", r"[ac-z]", r"placeholder token 'b' is not matched by the symbol regular expression"),
-    ("a", "b", r"[0-9]", r"matches no token"),
-    ("a", "b", r"a", r"matches only one token \('a'\); at least 2 are needed"),
-    ("a", "b", r"[a-z", r"not a valid regular expression"),
-    ("a", "b", r"[a-z]|</s>", r"matches special tokens \['</s>'\]"),
-])
+@pytest.mark.parametrize(
+    ("actual", "placeholder", "symbols", "message"),
+    [
+        ("alpha", "b", None, r"actual token 'alpha' is not in the vocabulary"),
+        ("a", "beta", None, r"placeholder token 'beta' is not in the vocabulary"),
+        ("a", "a", None, r"actual and placeholder are the same token 'a'"),
+        ("a", "b", r"[c-z]", r"actual token 'a' is not matched by the symbol regular expression"),
+        ("a", "b", r"[ac-z]", r"placeholder token 'b' is not matched by the symbol regular expression"),
+        ("a", "b", r"[0-9]", r"matches no token"),
+        ("a", "b", r"a", r"matches only one token \('a'\); at least 2 are needed"),
+        ("a", "b", r"[a-z", r"not a valid regular expression"),
+        ("a", "b", r"[a-z]|</s>", r"matches special tokens \['</s>'\]"),
+    ],
+)
 def test_from_seq2seq_refuses_a_bad_mapping(tokenizer, actual, placeholder, symbols, message):
     with pytest.raises(ValueError, match=message):
         SymbolInvWrapperForConditionalGeneration.from_seq2seq(make_bart(), tokenizer, actual, placeholder, symbols)
@@ -378,18 +422,27 @@ def test_unknown_token_hint_and_word_start_markers():
     marked = make_tokenizer(extra_tokens=("\u0120v", "\u0120w", "\u2581u", "va", "\u0120foo"))
     with pytest.raises(ValueError, match="'foo' is not in the vocabulary .*did you mean 'Ġfoo'"):
         SymbolInvWrapperForConditionalGeneration.from_seq2seq(
-            BartForConditionalGeneration(BartConfig(**{**TINY, "vocab_size": len(marked)})), marked, "foo", "a")
+            BartForConditionalGeneration(BartConfig(**{**TINY, "vocab_size": len(marked)})), marked, "foo", "a"
+        )
     model, _ = SymbolInvWrapperForConditionalGeneration.from_seq2seq(
-        BartForConditionalGeneration(BartConfig(**{**TINY, "vocab_size": len(marked)})), marked, "\u0120v", "a")
+        BartForConditionalGeneration(BartConfig(**{**TINY, "vocab_size": len(marked)})), marked, "\u0120v", "a"
+    )
     names = set(marked.convert_ids_to_tokens(model.config.symbol_token_ids))
     assert names == set(LETTERS) | {"\u0120v", "\u0120w", "\u2581u"}  # "va" and "Ġfoo" are not one letter
 
 
-@pytest.mark.parametrize("build", [
-    lambda: GPT2LMHeadModel(GPT2Config(vocab_size=VOCAB_SIZE, n_embd=16, n_layer=1, n_head=2, n_positions=32)),
-    lambda: BertModel(BertConfig(vocab_size=VOCAB_SIZE, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-                                 intermediate_size=32)),
-], ids=["gpt2", "bert"])
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: GPT2LMHeadModel(GPT2Config(vocab_size=VOCAB_SIZE, n_embd=16, n_layer=1, n_head=2, n_positions=32)),
+        lambda: BertModel(
+            BertConfig(
+                vocab_size=VOCAB_SIZE, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32
+            )
+        ),
+    ],
+    ids=["gpt2", "bert"],
+)
 def test_from_seq2seq_refuses_a_model_without_encoder_decoder(tokenizer, build):
     with pytest.raises(ValueError, match="needs an encoder-decoder AutoModelForSeq2SeqLM checkpoint"):
         SymbolInvWrapperForConditionalGeneration.from_seq2seq(build(), tokenizer, "a", "b")
@@ -408,16 +461,21 @@ def test_from_seq2seq_refuses_a_headless_or_already_invariant_model(tokenizer, w
         SymbolInvWrapperForConditionalGeneration.from_seq2seq(wrapper, tokenizer, "a", "b")
 
 
-@pytest.mark.parametrize(("fields", "field"), [
-    (dict(symbol_token_ids=[9]), "symbol_token_ids"),
-    (dict(symbol_token_ids=[9, 10], actual_token_id=9, placeholder_token_id=9), "placeholder_token_id"),
-    (dict(symbol_token_ids=[9, 10], actual_token_id=11, placeholder_token_id=10), "actual_token_id"),
-    (dict(symbol_token_ids=[9, 99], actual_token_id=9, placeholder_token_id=99), "symbol_token_ids"),
-    (dict(symbol_token_ids=[2, 10], actual_token_id=2, placeholder_token_id=10), "symbol_token_ids"),
-    (dict(symbol_token_ids=[9, 10], actual_token_id=9, placeholder_token_id=10, max_streams=0), "max_streams"),
-    (dict(symbol_token_ids=[9, 10], actual_token_id=9, placeholder_token_id=10, stream_scores="probs"),
-     "stream_scores"),
-])
+@pytest.mark.parametrize(
+    ("fields", "field"),
+    [
+        (dict(symbol_token_ids=[9]), "symbol_token_ids"),
+        (dict(symbol_token_ids=[9, 10], actual_token_id=9, placeholder_token_id=9), "placeholder_token_id"),
+        (dict(symbol_token_ids=[9, 10], actual_token_id=11, placeholder_token_id=10), "actual_token_id"),
+        (dict(symbol_token_ids=[9, 99], actual_token_id=9, placeholder_token_id=99), "symbol_token_ids"),
+        (dict(symbol_token_ids=[2, 10], actual_token_id=2, placeholder_token_id=10), "symbol_token_ids"),
+        (dict(symbol_token_ids=[9, 10], actual_token_id=9, placeholder_token_id=10, max_streams=0), "max_streams"),
+        (
+            dict(symbol_token_ids=[9, 10], actual_token_id=9, placeholder_token_id=10, stream_scores="probs"),
+            "stream_scores",
+        ),
+    ],
+)
 def test_config_errors_name_the_field(fields, field):
     with pytest.raises(ValueError, match=rf"SymbolInvWrapperConfig\.{field}:"):
         SymbolInvWrapperConfig(wrapped_config=BartConfig(**TINY), **fields)
@@ -425,8 +483,9 @@ def test_config_errors_name_the_field(fields, field):
 
 def test_config_needs_an_encoder_decoder_and_a_mapping():
     with pytest.raises(ValueError, match=r"SymbolInvWrapperConfig\.wrapped_config: a GPT2Config"):
-        SymbolInvWrapperConfig(wrapped_config=GPT2Config(), symbol_token_ids=[1, 2], actual_token_id=1,
-                               placeholder_token_id=2)
+        SymbolInvWrapperConfig(
+            wrapped_config=GPT2Config(), symbol_token_ids=[1, 2], actual_token_id=1, placeholder_token_id=2
+        )
     bare = SymbolInvWrapperConfig(wrapped_config=BartConfig(**TINY))  # Transformers builds such defaults
     with pytest.raises(ValueError, match=r"symbol_token_ids: not set; build the wrapper with"):
         SymbolInvWrapperForConditionalGeneration(bare)
@@ -450,7 +509,8 @@ def test_cli_wraps_a_saved_bart_checkpoint(tokenizer, tmp_path, capsys):
     inputs = batch(AutoTokenizer.from_pretrained(tmp_path / "sit"), INPUTS[:3])
     decoder = torch.full((3, 2), EOS)
     with torch.no_grad():
-        assert torch.equal(loaded(**inputs, decoder_input_ids=decoder).logits,
-                           in_memory(**inputs, decoder_input_ids=decoder).logits)
+        assert torch.equal(
+            loaded(**inputs, decoder_input_ids=decoder).logits, in_memory(**inputs, decoder_input_ids=decoder).logits
+        )
     assert main(["convert", str(tmp_path / "bart"), str(tmp_path / "bad"), "--actual", "zz"]) == 2
     assert "'zz'" in capsys.readouterr().err and not (tmp_path / "bad").exists()

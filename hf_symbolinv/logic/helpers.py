@@ -39,8 +39,7 @@ Symbols = SymbolRule | Iterable[str] | None
 Renamable = Formula | Trace | Mapping[str, bool]
 
 
-def formula_size(formula: Formula | str, notation: str = "polish", symbols: Symbols = None,
-                 kind: str = "ltl") -> int:
+def formula_size(formula: Formula | str, notation: str = "polish", symbols: Symbols = None, kind: str = "ltl") -> int:
     """Tree size (number of nodes). Strings are parsed as ``kind`` (``"ltl"``: derived operators
     rewritten first; ``"prop"``: ``<->`` and ``xor`` count as one node)."""
     if isinstance(formula, str):
@@ -91,8 +90,13 @@ def _check_injective(present: Iterable[str], mapping: Mapping[str, str]) -> None
         images[new] = name
 
 
-def rename_formula(formula: Formula | str, mapping: Mapping[str, str], kind: str = "ltl",
-                   notation: str = "polish", symbols: Symbols = None) -> Formula | str:
+def rename_formula(
+    formula: Formula | str,
+    mapping: Mapping[str, str],
+    kind: str = "ltl",
+    notation: str = "polish",
+    symbols: Symbols = None,
+) -> Formula | str:
     """Rename symbols (names not in ``mapping`` are kept). A string comes back as a string in
     the same notation (``kind`` says how to parse it: ``"ltl"`` or ``"prop"``)."""
     f = _parse_any(formula, kind, notation, symbols)
@@ -104,8 +108,9 @@ def rename_formula(formula: Formula | str, mapping: Mapping[str, str], kind: str
     return renamed
 
 
-def rename_trace(trace: Trace | str, mapping: Mapping[str, str], notation: str = "polish",
-                 symbols: Symbols = None) -> Trace | str:
+def rename_trace(
+    trace: Trace | str, mapping: Mapping[str, str], notation: str = "polish", symbols: Symbols = None
+) -> Trace | str:
     """Rename the symbols of every step; strings come back as strings."""
     t = _parse_any(trace, "trace", notation, symbols)
     assert isinstance(t, Trace)
@@ -116,8 +121,9 @@ def rename_trace(trace: Trace | str, mapping: Mapping[str, str], notation: str =
     return renamed
 
 
-def rename_assignment(assignment: Mapping[str, bool] | str, mapping: Mapping[str, str],
-                      symbols: Symbols = None) -> Assignment | str:
+def rename_assignment(
+    assignment: Mapping[str, bool] | str, mapping: Mapping[str, str], symbols: Symbols = None
+) -> Assignment | str:
     """Rename the keys, keeping them sorted by (new) name; strings come back as strings."""
     from .notation import format_assignment
 
@@ -187,8 +193,9 @@ def formulas_equal_up_to_commutativity(a: Formula, b: Formula) -> bool:
     return a == b or canonical_commutative(a) == canonical_commutative(b)
 
 
-def traces_equal_up_to_commutativity(a: Trace | str, b: Trace | str, notation: str = "polish",
-                                     symbols: Symbols = None) -> bool:
+def traces_equal_up_to_commutativity(
+    a: Trace | str, b: Trace | str, notation: str = "polish", symbols: Symbols = None
+) -> bool:
     """The ``exact`` metric: same prefix and cycle lengths and, step by step, the same formula up
     to commutativity of ``&`` and ``|``. Text that does not parse is never exact."""
     try:

@@ -691,9 +691,7 @@ class _Step:
 # --- emptiness check (Couvreur's SCC algorithm) ---------------------------------------------
 
 
-def _accepting_scc(
-    init: int, successors, all_marks: int, clock: _Clock
-) -> tuple[list[int], dict[int, int]] | None:
+def _accepting_scc(init: int, successors, all_marks: int, clock: _Clock) -> tuple[list[int], dict[int, int]] | None:
     """First reachable SCC whose internal edges carry every mark; returns (its nodes, dfs index)."""
     index: dict[int, int] = {init: 1}
     live = [init]
@@ -806,9 +804,7 @@ def _trace_has_counterexample(aut: _Automaton, trace: Trace) -> bool:
             else:
                 compatible = test.compatible
                 edges = [
-                    (nsid, marks)
-                    for nsid, marks, cubes in transitions(sid)
-                    if any(compatible(cube) for cube in cubes)
+                    (nsid, marks) for nsid, marks, cubes in transitions(sid) if any(compatible(cube) for cube in cubes)
                 ]
             edge_cache[key] = edges
         return [(nsid * n_pos + nxt, marks) for nsid, marks in edges]
@@ -882,9 +878,7 @@ _Hop = tuple[int, tuple[int, int], int]  # (target state, cube, marks)
 _Edges = Callable[[int], list[tuple[int, int, tuple[int, int]]]]  # state -> (target, marks, cube)
 
 
-def _bfs(
-    edges: _Edges, start: int, allowed: set[int], goal, clock: _Clock, score=None
-) -> list[_Hop] | None:
+def _bfs(edges: _Edges, start: int, allowed: set[int], goal, clock: _Clock, score=None) -> list[_Hop] | None:
     """Shortest path from ``start`` (at least one edge) ending with an edge accepted by ``goal``.
 
     ``goal(target, marks)`` accepts an edge; only states in ``allowed`` are visited; among the
@@ -919,8 +913,9 @@ def _bfs(
     return None
 
 
-def _lasso(edges: _Edges, init: int, scc: list[int], explored: Iterable[int], all_marks: int,
-           clock: _Clock) -> tuple[list[_Hop], list[_Hop]]:
+def _lasso(
+    edges: _Edges, init: int, scc: list[int], explored: Iterable[int], all_marks: int, clock: _Clock
+) -> tuple[list[_Hop], list[_Hop]]:
     """Shortest prefix to the accepting SCC, then a cycle in it through every mark (greedy)."""
     members = set(scc)
     prefix: list[_Hop] = []
@@ -934,7 +929,11 @@ def _lasso(edges: _Edges, init: int, scc: list[int], explored: Iterable[int], al
     while missing:
         want = missing
         part = _bfs(
-            edges, current, members, lambda v, m, w=want: bool(m & w), clock,
+            edges,
+            current,
+            members,
+            lambda v, m, w=want: bool(m & w),
+            clock,
             lambda m, w=want: (m & w).bit_count(),
         )
         assert part is not None, "an accepting SCC has edges carrying every mark"
@@ -975,8 +974,9 @@ def simplify_trace(trace: Trace) -> Trace:
 _MINIMIZE_TICKS = 100_000  # deterministic work budget of the trace minimisation
 
 
-def _minimize(aut: _Automaton, symbols: list[str], prefix: list[tuple[int, int]],
-              cycle: list[tuple[int, int]]) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+def _minimize(
+    aut: _Automaton, symbols: list[str], prefix: list[tuple[int, int]], cycle: list[tuple[int, int]]
+) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
     """Greedily drop steps, then literals, while the lasso still satisfies the formula.
 
     ``aut`` is the automaton of the negated formula, with the call's clock. Every candidate is
@@ -991,14 +991,14 @@ def _minimize(aut: _Automaton, symbols: list[str], prefix: list[tuple[int, int]]
     try:
         i = 0
         while i < len(prefix):  # shorter prefixes first
-            candidate = prefix[:i] + prefix[i + 1:]
+            candidate = prefix[:i] + prefix[i + 1 :]
             if holds(candidate, cycle):
                 prefix = candidate
             else:
                 i += 1
         i = 0
         while len(cycle) > 1 and i < len(cycle):
-            candidate = cycle[:i] + cycle[i + 1:]
+            candidate = cycle[:i] + cycle[i + 1 :]
             if holds(prefix, candidate):
                 cycle = candidate
             else:
@@ -1011,7 +1011,7 @@ def _minimize(aut: _Automaton, symbols: list[str], prefix: list[tuple[int, int]]
                     bit = 1 << idx
                     if not (pos | negs) & bit:
                         continue
-                    candidate = part[:i] + [(pos & ~bit, negs & ~bit)] + part[i + 1:]
+                    candidate = part[:i] + [(pos & ~bit, negs & ~bit)] + part[i + 1 :]
                     trial = (prefix, candidate) if in_cycle else (candidate, cycle)
                     if holds(*trial):
                         prefix, cycle = trial
@@ -1094,9 +1094,7 @@ def solve_ltl(
             if found is None:
                 return LTLSolveResult("unsat")
             scc, index = found
-            prefix, cycle = _lasso(
-                lambda u: examined.get(u, []), aut.init, scc, index.keys(), aut.all_marks, clock
-            )
+            prefix, cycle = _lasso(lambda u: examined.get(u, []), aut.init, scc, index.keys(), aut.all_marks, clock)
         except (_Timeout, _OutOfWork):
             return LTLSolveResult("timeout")
         finally:

@@ -73,23 +73,54 @@ PROP_STYLES = ("model", "file")
 
 #: Operator arities, by internal operator name.
 ARITY: dict[str, int] = {
-    "true": 0, "false": 0,
-    "not": 1, "X": 1, "F": 1, "G": 1,
-    "and": 2, "or": 2, "U": 2, "R": 2, "W": 2, "M": 2, "implies": 2, "equiv": 2, "xor": 2,
+    "true": 0,
+    "false": 0,
+    "not": 1,
+    "X": 1,
+    "F": 1,
+    "G": 1,
+    "and": 2,
+    "or": 2,
+    "U": 2,
+    "R": 2,
+    "W": 2,
+    "M": 2,
+    "implies": 2,
+    "equiv": 2,
+    "xor": 2,
 }
 TEMPORAL_OPS = frozenset({"X", "F", "G", "U", "R", "W", "M"})
 
 #: Punctuation spellings accepted on input (all notations). Longest match wins.
 PUNCT_OPS: dict[str, str] = {
-    "!": "not", "&": "and", "&&": "and", "|": "or", "||": "or",
-    "->": "implies", "=>": "implies", "<->": "equiv", "<=>": "equiv", "=": "equiv", "^": "xor",
+    "!": "not",
+    "&": "and",
+    "&&": "and",
+    "|": "or",
+    "||": "or",
+    "->": "implies",
+    "=>": "implies",
+    "<->": "equiv",
+    "<=>": "equiv",
+    "=": "equiv",
+    "^": "xor",
 }
 #: Delimiters of traces and infix grouping.
 DELIMITERS = (";", "{", "}", "(", ")")
 #: Word spellings accepted on input (as whole words, or as single characters in unsegmented text).
 WORD_OPS: dict[str, str] = {
-    "X": "X", "F": "F", "G": "G", "U": "U", "R": "R", "W": "W", "M": "M",
-    "1": "true", "0": "false", "true": "true", "false": "false", "xor": "xor",
+    "X": "X",
+    "F": "F",
+    "G": "G",
+    "U": "U",
+    "R": "R",
+    "W": "W",
+    "M": "M",
+    "1": "true",
+    "0": "false",
+    "true": "true",
+    "false": "false",
+    "xor": "xor",
 }
 #: Single characters that are operators in unsegmented text.
 CHAR_OPS: dict[str, str] = {k: v for k, v in WORD_OPS.items() if len(k) == 1}
@@ -99,18 +130,35 @@ CYCLE_KEYWORD = "cycle"
 #: Output spellings. ``model`` is the model vocabulary (and the LTL dataset format); ``file``
 #: spells equivalence and xor as the propositional data files do.
 OUTPUT_SPELLING: dict[str, dict[str, str]] = {
-    "model": {"true": "1", "false": "0", "not": "!", "and": "&", "or": "|", "X": "X", "U": "U",
-              "equiv": "=", "xor": "^"},
-    "file": {"true": "1", "false": "0", "not": "!", "and": "&", "or": "|", "X": "X", "U": "U",
-             "equiv": "<->", "xor": "xor"},
+    "model": {
+        "true": "1",
+        "false": "0",
+        "not": "!",
+        "and": "&",
+        "or": "|",
+        "X": "X",
+        "U": "U",
+        "equiv": "=",
+        "xor": "^",
+    },
+    "file": {
+        "true": "1",
+        "false": "0",
+        "not": "!",
+        "and": "&",
+        "or": "|",
+        "X": "X",
+        "U": "U",
+        "equiv": "<->",
+        "xor": "xor",
+    },
 }
 INFIX_SPELLING: dict[str, dict[str, str]] = {
     "model": dict(OUTPUT_SPELLING["model"]),
     "file": dict(OUTPUT_SPELLING["file"]),
 }
 # Infix binding strength (higher binds tighter), as in Spot: -> <-> < | < xor < & < U < unary.
-INFIX_LEVEL: dict[str, int] = {"implies": 1, "equiv": 1, "or": 2, "xor": 3, "and": 4,
-                               "U": 5, "R": 5, "W": 5, "M": 5}
+INFIX_LEVEL: dict[str, int] = {"implies": 1, "equiv": 1, "or": 2, "xor": 3, "and": 4, "U": 5, "R": 5, "W": 5, "M": 5}
 RIGHT_ASSOC_LEVELS = frozenset({1, 5})
 TOP_LEVEL = 1
 UNARY_LEVEL = 6
@@ -247,7 +295,7 @@ def _lex_chars(text: str, word: str, pos: int, rule: SymbolRule, out: list[Token
         m = rule.match_at(word, k)
         ch = word[k]
         if m > 1:
-            out.append(Token("sym", word[k:k + m], pos + k, word[k:k + m]))
+            out.append(Token("sym", word[k : k + m], pos + k, word[k : k + m]))
             k += m
         elif ch in CHAR_OPS:
             out.append(Token("op", CHAR_OPS[ch], pos + k, ch))
@@ -299,7 +347,9 @@ def _build(op: str, args: list[Formula], context: str) -> Formula:
 def _check_op_allowed(text: str, tok: Token, context: str) -> None:
     if context != "ltl" and tok.value in TEMPORAL_OPS:
         raise LogicSyntaxError(
-            text, tok.pos, f"an operand or a propositional operator (in a {_CONTEXT_NAMES[context]})",
+            text,
+            tok.pos,
+            f"an operand or a propositional operator (in a {_CONTEXT_NAMES[context]})",
             f"temporal operator {tok.text!r}",
         )
 
@@ -486,8 +536,10 @@ def _infix(f: Formula, spelling: Mapping[str, str]) -> str:
             left_s = f"({left_s})"
     if right.arity == 2:
         right_level = INFIX_LEVEL[right.op]
-        if right_level < level or (right_level == level and level not in RIGHT_ASSOC_LEVELS) or (
-            right_level == level and right.op != f.op
+        if (
+            right_level < level
+            or (right_level == level and level not in RIGHT_ASSOC_LEVELS)
+            or (right_level == level and right.op != f.op)
         ):
             right_s = f"({right_s})"
     return f"{left_s} {spelling[f.op]} {right_s}"
@@ -625,4 +677,3 @@ def format_assignment(assignment: Mapping[str, bool]) -> str:
         tokens.append(name)
         tokens.append("1" if assignment[name] else "0")
     return _join(tokens)
-

@@ -292,9 +292,7 @@ def _shrink(model: Assignment, names: list[str], forces: Callable[[Assignment], 
     return dict(sorted(current.items()))
 
 
-def _truth_mask(
-    f: Formula, fixed: Mapping[str, bool], free: dict[str, int], pats: list[int], full: int
-) -> int:
+def _truth_mask(f: Formula, fixed: Mapping[str, bool], free: dict[str, int], pats: list[int], full: int) -> int:
     """Bit-parallel truth table of ``f`` over the ``free`` symbols, others fixed; iterative."""
     values: dict[int, int] = {}
     stack: list[tuple[Formula, bool]] = [(f, False)]

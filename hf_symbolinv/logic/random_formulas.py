@@ -54,18 +54,51 @@ __all__ = [
 
 #: DeepLTL "ltl-35" priorities (Spot names). ``ap`` is omitted: it defaults to the symbol count.
 LTL_PRIORITIES: dict[str, float] = {
-    "false": 1, "true": 1, "not": 1, "F": 0, "G": 0, "X": 1, "equiv": 0, "implies": 0, "xor": 0,
-    "R": 0, "U": 1, "W": 0, "M": 0, "and": 1, "or": 0,
+    "false": 1,
+    "true": 1,
+    "not": 1,
+    "F": 0,
+    "G": 0,
+    "X": 1,
+    "equiv": 0,
+    "implies": 0,
+    "xor": 0,
+    "R": 0,
+    "U": 1,
+    "W": 0,
+    "M": 0,
+    "and": 1,
+    "or": 0,
 }
 #: "prop-35" priorities.
 PROP_PRIORITIES: dict[str, float] = {
-    "false": 1, "true": 1, "not": 1, "equiv": 0.5, "implies": 0, "xor": 0.5, "and": 1, "or": 1,
+    "false": 1,
+    "true": 1,
+    "not": 1,
+    "equiv": 0.5,
+    "implies": 0,
+    "xor": 0.5,
+    "and": 1,
+    "or": 1,
 }
 
 _ARITY = {
-    "ap": 0, "false": 0, "true": 0,
-    "not": 1, "F": 1, "G": 1, "X": 1,
-    "equiv": 2, "implies": 2, "xor": 2, "R": 2, "U": 2, "W": 2, "M": 2, "and": 2, "or": 2,
+    "ap": 0,
+    "false": 0,
+    "true": 0,
+    "not": 1,
+    "F": 1,
+    "G": 1,
+    "X": 1,
+    "equiv": 2,
+    "implies": 2,
+    "xor": 2,
+    "R": 2,
+    "U": 2,
+    "W": 2,
+    "M": 2,
+    "and": 2,
+    "or": 2,
 }
 _LTL_OPS = frozenset(_ARITY)
 _PROP_OPS = frozenset({"ap", "false", "true", "not", "equiv", "implies", "xor", "and", "or"})
@@ -276,8 +309,10 @@ def random_ltl_formula(
     gen = _Generator(LTL_PRIORITIES if priorities is None else priorities, names, _LTL_OPS)
     build = _plain_ltl
     if simplify:
+
         def build(op: str, a: Formula, b: Formula | None = None) -> Formula:
             return _trivial(op, a, b, _plain_ltl)
+
     return gen.generate(rng, _draw_size(rng, size), build)
 
 
@@ -293,8 +328,10 @@ def random_prop_formula(
     gen = _Generator(PROP_PRIORITIES if priorities is None else priorities, names, _PROP_OPS)
     build = _plain_prop
     if simplify:
+
         def build(op: str, a: Formula, b: Formula | None = None) -> Formula:
             return _trivial(op, a, b, _plain_prop)
+
     return gen.generate(rng, _draw_size(rng, size), build)
 
 
@@ -308,8 +345,9 @@ class SizeGate:
     :meth:`record` once the sample is kept.
     """
 
-    def __init__(self, total: int, alpha: float = 0.112, min_size: int = 1, max_size: int = 35,
-                 start_from: int = 10) -> None:
+    def __init__(
+        self, total: int, alpha: float = 0.112, min_size: int = 1, max_size: int = 35, start_from: int = 10
+    ) -> None:
         if min_size > max_size:
             raise ValueError("min_size must not exceed max_size")
         self.total = total

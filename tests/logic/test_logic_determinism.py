@@ -37,8 +37,13 @@ LTL_BUDGETS = (50, 400, 100_000)
 
 
 def _objects() -> list[Formula | Trace]:
-    return [parse_ltl("&aXb"), parse_prop("=a^b!c"), parse_ltl("1 U (p0 & X long_name)", "infix"), parse_ltl("|0!1"),
-            parse_trace("a;&b!c;{1;!a}")]
+    return [
+        parse_ltl("&aXb"),
+        parse_prop("=a^b!c"),
+        parse_ltl("1 U (p0 & X long_name)", "infix"),
+        parse_ltl("|0!1"),
+        parse_trace("a;&b!c;{1;!a}"),
+    ]
 
 
 def _formulas() -> tuple[list[Formula], list[Formula]]:
@@ -52,8 +57,10 @@ def _prop_results(formulas: list[Formula]) -> list[str | None]:
 
 
 def _ltl_results(formulas: list[Formula]) -> list[list[tuple[str, str | None]]]:
-    return [[(r.status, r.trace and format_trace(r.trace)) for r in (solve_ltl(f, max_work=w) for w in LTL_BUDGETS)]
-            for f in formulas]
+    return [
+        [(r.status, r.trace and format_trace(r.trace)) for r in (solve_ltl(f, max_work=w) for w in LTL_BUDGETS)]
+        for f in formulas
+    ]
 
 
 def _child_main() -> None:
@@ -65,8 +72,13 @@ def _child_main() -> None:
 
     objects = _objects()
     props, ltls = _formulas()
-    out = {"objects": objects, "hashes": [hash(o) for o in objects], "formulas": props + ltls,
-           "prop": attempt(_prop_results, props), "ltl": attempt(_ltl_results, ltls)}
+    out = {
+        "objects": objects,
+        "hashes": [hash(o) for o in objects],
+        "formulas": props + ltls,
+        "prop": attempt(_prop_results, props),
+        "ltl": attempt(_ltl_results, ltls),
+    }
     sys.stdout.buffer.write(pickle.dumps(out))
 
 

@@ -64,7 +64,7 @@ def test_agrees_with_oracle_on_solver_traces_and_mutations():
         steps = list(t.steps)
         k = rng.randrange(len(steps))
         steps[k] = random_prop_formula(rng, rng.randint(1, 3), names, priorities=STEP_PRIORITIES)
-        mutated = Trace(steps[: len(t.prefix)], steps[len(t.prefix):])
+        mutated = Trace(steps[: len(t.prefix)], steps[len(t.prefix) :])
         for trace in (t, mutated):
             expected = all_words_satisfy(f, trace)
             assert bool(check_ltl(f, trace)) == expected, (format_ltl(f), format_trace(trace))
@@ -79,7 +79,7 @@ def _periodic_instantiation_holds(f_text: str, t_text: str) -> bool:
     names = sorted({n for s in t.steps for n in _names(s)} | _names(f))
     options = [[v for v in valuations(names) if eval_prop(step, v)] for step in t.steps]
     for choice in itertools.product(*options):
-        word = Trace([_cube(v) for v in choice[: len(t.prefix)]], [_cube(v) for v in choice[len(t.prefix):]])
+        word = Trace([_cube(v) for v in choice[: len(t.prefix)]], [_cube(v) for v in choice[len(t.prefix) :]])
         if not all_words_satisfy(f, word):
             return False
     return True

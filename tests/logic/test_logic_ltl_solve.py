@@ -108,14 +108,14 @@ def test_minimised_traces_are_locally_minimal():
             continue
         t = result.trace
         for k in range(len(t.prefix)):
-            shorter = Trace(t.prefix[:k] + t.prefix[k + 1:], t.cycle)
+            shorter = Trace(t.prefix[:k] + t.prefix[k + 1 :], t.cycle)
             assert not check_ltl(f, shorter), (format_ltl(f), format_trace(t))
         steps = list(t.steps)
         for k, step in enumerate(steps):
             literals = _literals(step)
             for lit in literals:
-                weaker = steps[:k] + [_conj([x for x in literals if x is not lit])] + steps[k + 1:]
-                trial = Trace(weaker[: len(t.prefix)], weaker[len(t.prefix):])
+                weaker = steps[:k] + [_conj([x for x in literals if x is not lit])] + steps[k + 1 :]
+                trial = Trace(weaker[: len(t.prefix)], weaker[len(t.prefix) :])
                 assert not check_ltl(f, trial), (format_ltl(f), format_trace(t), format_trace(trial))
 
 

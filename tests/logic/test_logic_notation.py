@@ -207,8 +207,11 @@ def _ltl_trees(names: list[str]):
     return st.recursive(
         leaves,
         lambda kids: st.one_of(
-            st.builds(Not, kids), st.builds(Next, kids), st.builds(And, kids, kids),
-            st.builds(Or, kids, kids), st.builds(Until, kids, kids),
+            st.builds(Not, kids),
+            st.builds(Next, kids),
+            st.builds(And, kids, kids),
+            st.builds(Or, kids, kids),
+            st.builds(Until, kids, kids),
         ),
         max_leaves=12,
     )
@@ -219,8 +222,11 @@ def _prop_trees(names: list[str]):
     return st.recursive(
         leaves,
         lambda kids: st.one_of(
-            st.builds(Not, kids), st.builds(And, kids, kids), st.builds(Or, kids, kids),
-            st.builds(Equiv, kids, kids), st.builds(Xor, kids, kids),
+            st.builds(Not, kids),
+            st.builds(And, kids, kids),
+            st.builds(Or, kids, kids),
+            st.builds(Equiv, kids, kids),
+            st.builds(Xor, kids, kids),
         ),
         max_leaves=12,
     )
@@ -262,8 +268,11 @@ def test_ltl_round_trip_long_names(f, notation):
 
 
 @settings(max_examples=150, deadline=None)
-@given(_prop_trees(["a", "b", "c", "x", "o", "r"]), st.sampled_from(["polish", "infix"]),
-       st.sampled_from(["model", "file"]))
+@given(
+    _prop_trees(["a", "b", "c", "x", "o", "r"]),
+    st.sampled_from(["polish", "infix"]),
+    st.sampled_from(["model", "file"]),
+)
 def test_prop_round_trip(f, notation, style):
     assert parse_prop(format_prop(f, notation, style), notation) == f
 

@@ -61,16 +61,35 @@ PRESETS: dict[str, dict[str, Any]] = {
     "prop-best": _sit("prop", **_PROP, stream_attention="EP-DP-EA-DA-CP"),
     "copy": _sit("copy", **_COPY, stream_attention="EP-DP-CP"),
     "ltl-vanilla": dict(
-        vocabulary="ltl", embedding_type="fixed", d_model=128, layers=8, heads=8, ffn=1024,
-        encoder_position_encoding="tree", stream_attention="EP-DP-CP",
+        vocabulary="ltl",
+        embedding_type="fixed",
+        d_model=128,
+        layers=8,
+        heads=8,
+        ffn=1024,
+        encoder_position_encoding="tree",
+        stream_attention="EP-DP-CP",
     ),
     "prop-vanilla": dict(
-        vocabulary="prop", embedding_type="fixed", d_model=132, layers=6, heads=6, ffn=512,
-        encoder_position_encoding="tree", embedding_scale=True, stream_attention="EP-DP-CP",
+        vocabulary="prop",
+        embedding_type="fixed",
+        d_model=132,
+        layers=6,
+        heads=6,
+        ffn=512,
+        encoder_position_encoding="tree",
+        embedding_scale=True,
+        stream_attention="EP-DP-CP",
     ),
     "copy-vanilla": dict(
-        vocabulary="copy", embedding_type="fixed", d_model=128, layers=6, heads=8, ffn=128,
-        encoder_position_encoding="rope", stream_attention="EP-DP-CP",
+        vocabulary="copy",
+        embedding_type="fixed",
+        d_model=128,
+        layers=6,
+        heads=8,
+        ffn=128,
+        encoder_position_encoding="rope",
+        stream_attention="EP-DP-CP",
     ),
 }
 
@@ -192,8 +211,10 @@ class SymbolInvConfig(PreTrainedConfig):
             fail("stream_attention", f"{self.stream_attention!r} names no attention; use codes like 'EP-DP-CP'")
         for code in codes:
             if code not in ATTENTION_CODES:
-                fail("stream_attention", f"unknown code {code!r} in {self.stream_attention!r}; "
-                     f"valid codes are {', '.join(ATTENTION_CODES)}")
+                fail(
+                    "stream_attention",
+                    f"unknown code {code!r} in {self.stream_attention!r}; valid codes are {', '.join(ATTENTION_CODES)}",
+                )
         if len(set(codes)) != len(codes):
             fail("stream_attention", f"{self.stream_attention!r} repeats a code")
         if not {"EP", "EA"} & set(codes):
@@ -201,29 +222,43 @@ class SymbolInvConfig(PreTrainedConfig):
         if not {"DP", "DA"} & set(codes):
             fail("stream_attention", f"{self.stream_attention!r} has no decoder self-attention (DP or DA)")
         if not {"CP", "CA"} & set(codes):
-            fail("stream_attention", f"{self.stream_attention!r} has no cross-attention (CP or CA): "
-                 "the decoder could not see the input")
+            fail(
+                "stream_attention",
+                f"{self.stream_attention!r} has no cross-attention (CP or CA): the decoder could not see the input",
+            )
         if self.embedding_type not in EMBEDDING_TYPES:
             fail("embedding_type", f"unknown value {self.embedding_type!r}; choose one of {EMBEDDING_TYPES}")
         aggregated = [code for code in codes if code in AGGREGATED_CODES]
         if aggregated and self.embedding_type != "streams":
-            fail("stream_attention", f"aggregated attention {aggregated} needs embedding_type='streams' "
-                 f"(a {self.embedding_type!r} model has a single stream)")
+            fail(
+                "stream_attention",
+                f"aggregated attention {aggregated} needs embedding_type='streams' "
+                f"(a {self.embedding_type!r} model has a single stream)",
+            )
         if self.stream_aggregation not in STREAM_AGGREGATIONS:
-            fail("stream_aggregation",
-                 f"unknown value {self.stream_aggregation!r}; choose one of {STREAM_AGGREGATIONS}")
+            fail(
+                "stream_aggregation", f"unknown value {self.stream_aggregation!r}; choose one of {STREAM_AGGREGATIONS}"
+            )
         if self.stream_aggregation == "complex" and not aggregated:
-            fail("stream_aggregation", "'complex' pools streams for aggregated attention, but "
-                 f"{self.stream_attention!r} has none (add EA, DA or CA, or keep 'mean')")
+            fail(
+                "stream_aggregation",
+                "'complex' pools streams for aggregated attention, but "
+                f"{self.stream_attention!r} has none (add EA, DA or CA, or keep 'mean')",
+            )
         if self.aggregation_states is not None and self.aggregation_states < 1:
             fail("aggregation_states", f"must be at least 1, got {self.aggregation_states}")
         if self.encoder_position_encoding not in ENCODER_POSITION_ENCODINGS:
-            fail("encoder_position_encoding", f"unknown value {self.encoder_position_encoding!r}; "
-                 f"choose one of {ENCODER_POSITION_ENCODINGS}")
+            fail(
+                "encoder_position_encoding",
+                f"unknown value {self.encoder_position_encoding!r}; choose one of {ENCODER_POSITION_ENCODINGS}",
+            )
         if self.decoder_position_encoding not in DECODER_POSITION_ENCODINGS:
-            fail("decoder_position_encoding", f"unknown value {self.decoder_position_encoding!r}; "
-                 f"choose one of {DECODER_POSITION_ENCODINGS} (a tree encoding needs the whole "
-                 "sequence, which the decoder does not have while generating)")
+            fail(
+                "decoder_position_encoding",
+                f"unknown value {self.decoder_position_encoding!r}; "
+                f"choose one of {DECODER_POSITION_ENCODINGS} (a tree encoding needs the whole "
+                "sequence, which the decoder does not have while generating)",
+            )
         if self.loss_type not in LOSS_TYPES:
             fail("loss_type", f"unknown value {self.loss_type!r}; choose one of {LOSS_TYPES}")
         if self.loss_type == "adacos" and not self.feature_normalization:
@@ -234,8 +269,11 @@ class SymbolInvConfig(PreTrainedConfig):
             fail("vocab_size", f"{self.vocab_size} leaves no symbol slot after {self.num_base_tokens} base tokens")
         if self.encoder_position_encoding == "tree":
             if self.token_arities is None or len(self.token_arities) != self.num_base_tokens:
-                fail("token_arities", "the tree position encoding needs one arity per base token "
-                     f"({self.num_base_tokens}), got {self.token_arities!r}")
+                fail(
+                    "token_arities",
+                    "the tree position encoding needs one arity per base token "
+                    f"({self.num_base_tokens}), got {self.token_arities!r}",
+                )
             if any(arity not in (0, 1, 2) for arity in self.token_arities):
                 fail("token_arities", f"arities must be 0, 1 or 2, got {self.token_arities!r}")
         for side in ("encoder", "decoder"):
@@ -251,11 +289,16 @@ class SymbolInvConfig(PreTrainedConfig):
         if self.embedding_type in ("fixed", "alpha_renaming") and not (
             1 <= self.num_symbol_embeddings <= self.num_symbol_slots
         ):
-            fail("num_symbol_embeddings", f"{self.num_symbol_embeddings} must be between 1 and "
-                 f"vocab_size - num_base_tokens = {self.num_symbol_slots}")
+            fail(
+                "num_symbol_embeddings",
+                f"{self.num_symbol_embeddings} must be between 1 and "
+                f"vocab_size - num_base_tokens = {self.num_symbol_slots}",
+            )
         if self.random_embedding_method not in RANDOM_EMBEDDING_METHODS:
-            fail("random_embedding_method", f"unknown value {self.random_embedding_method!r}; "
-                 f"choose one of {RANDOM_EMBEDDING_METHODS}")
+            fail(
+                "random_embedding_method",
+                f"unknown value {self.random_embedding_method!r}; choose one of {RANDOM_EMBEDDING_METHODS}",
+            )
         if self.embedding_type == "random" and not 0 < self.random_embedding_dim < self.d_model:
             fail("random_embedding_dim", f"{self.random_embedding_dim} must be between 1 and d_model - 1")
 

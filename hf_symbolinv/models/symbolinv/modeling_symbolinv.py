@@ -84,9 +84,7 @@ class SymbolInvEmbedding(nn.Module):
             shared_dim = config.d_model - config.random_embedding_dim
             self.weight = nn.Parameter(torch.empty(self.num_base, shared_dim))
             self.shared_symbol = nn.Parameter(torch.empty(shared_dim))
-            self.register_buffer(
-                "random_vectors", torch.zeros(config.num_symbol_slots, config.random_embedding_dim)
-            )
+            self.register_buffer("random_vectors", torch.zeros(config.num_symbol_slots, config.random_embedding_dim))
 
     # -- random dual-part embeddings --------------------------------------------------------------
     def sample_random_vectors(self, generator: torch.Generator | None = None) -> torch.Tensor:
@@ -150,8 +148,9 @@ class SymbolInvEmbedding(nn.Module):
             embedded = embedded * math.sqrt(self.config.d_model)
         return embedded
 
-    def project(self, hidden: torch.Tensor, slots: torch.LongTensor, present: torch.BoolTensor,
-                rows: torch.Tensor) -> torch.Tensor:
+    def project(
+        self, hidden: torch.Tensor, slots: torch.LongTensor, present: torch.BoolTensor, rows: torch.Tensor
+    ) -> torch.Tensor:
         """Scores over the whole vocabulary, ``(B, S, T, d) -> (B, T, vocab_size)`` (paper Alg. 5).
 
         Base tokens: the mean over the sample's present streams. Symbol i: stream i's score for the
@@ -245,7 +244,11 @@ class SymbolInvAttention(nn.Module):
             key, value = key[layout.sample_index], value[layout.sample_index]
         use_causal = causal and mask is None and q_len == key.shape[-2] and q_len > 1
         attended = F.scaled_dot_product_attention(
-            query, key, value, attn_mask=mask, dropout_p=self.dropout if self.training else 0.0,
+            query,
+            key,
+            value,
+            attn_mask=mask,
+            dropout_p=self.dropout if self.training else 0.0,
             is_causal=use_causal,
         )
         return self.out_proj(attended.transpose(1, 2).reshape(streams, q_len, d_model))
@@ -303,8 +306,9 @@ class SymbolInvEncoderLayer(nn.Module):
             hidden = self.self_attn(hidden, ctx.layout, mask=ctx.key_mask, **rope)
         if self.aggregated_attn is not None:
             view = aggregate_streams(hidden, ctx.symbol_mask, ctx.layout, self.aggregated_attn.pooling)
-            hidden = self.aggregated_attn(hidden, ctx.layout, kv_states=view, per_sample_kv=True,
-                                          mask=ctx.key_mask, **rope)
+            hidden = self.aggregated_attn(
+                hidden, ctx.layout, kv_states=view, per_sample_kv=True, mask=ctx.key_mask, **rope
+            )
         feed = self.feed_forward(hidden)
         return self.final_layer_norm(hidden + F.dropout(feed, p=self.dropout, training=self.training))
 
@@ -353,15 +357,24 @@ class SymbolInvDecoderLayer(nn.Module):
         base_slot = self.layer_index * CACHE_SLOTS_PER_LAYER
         rope = dict(q_rotary=ctx.rotary, k_rotary=ctx.rotary)
         if self.self_attn is not None:
-            hidden = self.self_attn(hidden, ctx.layout, mask=ctx.self_mask, causal=True, cache=self_cache,
-                                    cache_index=base_slot, **rope)
+            hidden = self.self_attn(
+                hidden, ctx.layout, mask=ctx.self_mask, causal=True, cache=self_cache, cache_index=base_slot, **rope
+            )
         if self.aggregated_attn is not None:
             # The view at a position depends only on that position's stream states, so cached keys
             # of earlier positions stay valid while generating.
             view = aggregate_streams(hidden, ctx.symbol_mask, ctx.layout, self.aggregated_attn.pooling)
-            hidden = self.aggregated_attn(hidden, ctx.layout, kv_states=view, per_sample_kv=True,
-                                          mask=ctx.self_mask, causal=True, cache=self_cache,
-                                          cache_index=base_slot + 1, **rope)
+            hidden = self.aggregated_attn(
+                hidden,
+                ctx.layout,
+                kv_states=view,
+                per_sample_kv=True,
+                mask=ctx.self_mask,
+                causal=True,
+                cache=self_cache,
+                cache_index=base_slot + 1,
+                **rope,
+            )
         for mode in self.cross_order:
             per_stream = mode == "CP"
             sublayer = self.cross_attn if per_stream else self.aggregated_cross_attn
@@ -374,11 +387,16 @@ class SymbolInvDecoderLayer(nn.Module):
             else:
                 kv_states = ctx.aggregated_encoder(sublayer.pooling)
             hidden = sublayer(
-                hidden, ctx.layout,
+                hidden,
+                ctx.layout,
                 kv_states=kv_states,
-                per_sample_kv=not per_stream, mask=ctx.cross_mask,
-                q_rotary=ctx.rotary, k_rotary=ctx.encoder_rotary,
-                cache=cross_cache, cache_index=index, cache_ready=ready,
+                per_sample_kv=not per_stream,
+                mask=ctx.cross_mask,
+                q_rotary=ctx.rotary,
+                k_rotary=ctx.encoder_rotary,
+                cache=cross_cache,
+                cache_index=index,
+                cache_ready=ready,
             )
             if cache is not None:
                 cache.is_updated[index] = True
@@ -490,8 +508,9 @@ class SymbolInvEncoder(SymbolInvPreTrainedModel):
         # The embedding is owned by SymbolInvModel; keep a reference outside the module tree so the
         # weight is stored once.
         self.__dict__["_embedding"] = embedding
-        self.position_angles = make_position_angles(config.encoder_position_encoding, config,
-                                                    config.encoder_attention_heads)
+        self.position_angles = make_position_angles(
+            config.encoder_position_encoding, config, config.encoder_attention_heads
+        )
         self.layers = nn.ModuleList(SymbolInvEncoderLayer(config) for _ in range(config.encoder_layers))
         self.post_init()
 
@@ -507,14 +526,18 @@ class SymbolInvEncoder(SymbolInvPreTrainedModel):
     ) -> SymbolInvEncoderOutput:
         config = self.config
         if input_ids is None:
-            raise ValueError("SymbolInvEncoder needs input_ids (inputs_embeds are not supported: the streams "
-                             "are built from the token ids)")
+            raise ValueError(
+                "SymbolInvEncoder needs input_ids (inputs_embeds are not supported: the streams "
+                "are built from the token ids)"
+            )
         _check_ids(input_ids, config, "input_ids")
         if symbol_mask is not None:
             expected = input_ids >= config.num_base_tokens
             if symbol_mask.shape != input_ids.shape or bool((symbol_mask.bool() != expected).any()):
-                raise ValueError("symbol_mask does not match input_ids: it must be 1 exactly where the id is a "
-                                 f"symbol (id >= {config.num_base_tokens}); was it padded differently?")
+                raise ValueError(
+                    "symbol_mask does not match input_ids: it must be 1 exactly where the id is a "
+                    f"symbol (id >= {config.num_base_tokens}); was it padded differently?"
+                )
         embedding = self.__dict__["_embedding"]
         rows = embedding.rows() if embedding_rows is None else embedding_rows
         slots, present = stream_table(input_ids, attention_mask, config)
@@ -524,13 +547,15 @@ class SymbolInvEncoder(SymbolInvPreTrainedModel):
         positions = torch.arange(length, device=input_ids.device)
         kind = config.encoder_position_encoding
         if kind == "tree":
-            hidden = hidden + tree_position_encoding(input_ids, attention_mask, config).to(hidden.dtype)[
-                layout.sample_index]
+            hidden = (
+                hidden + tree_position_encoding(input_ids, attention_mask, config).to(hidden.dtype)[layout.sample_index]
+            )
         added = additive_position_encoding(kind, positions, config.d_model, self.position_angles)
         if added is not None:
             hidden = hidden + added.to(hidden.dtype)
-        rotary = rotary_position_tables(kind, positions, config.d_model // config.encoder_attention_heads,
-                                        config.rope_theta, self.position_angles)
+        rotary = rotary_position_tables(
+            kind, positions, config.d_model // config.encoder_attention_heads, config.rope_theta, self.position_angles
+        )
         hidden = F.dropout(hidden, p=config.dropout, training=self.training)
         key_mask = None
         if attention_mask is not None and not bool(attention_mask.all()):
@@ -557,8 +582,9 @@ class SymbolInvDecoder(SymbolInvPreTrainedModel):
     def __init__(self, config: SymbolInvConfig, embedding: SymbolInvEmbedding | None = None) -> None:
         super().__init__(config)
         self.__dict__["_embedding"] = embedding
-        self.position_angles = make_position_angles(config.decoder_position_encoding, config,
-                                                    config.decoder_attention_heads)
+        self.position_angles = make_position_angles(
+            config.decoder_position_encoding, config, config.decoder_attention_heads
+        )
         self.layers = nn.ModuleList(SymbolInvDecoderLayer(config, i) for i in range(config.decoder_layers))
         self.post_init()
 
@@ -580,15 +606,17 @@ class SymbolInvDecoder(SymbolInvPreTrainedModel):
         slots, present = encoder_outputs.stream_slots, encoder_outputs.stream_mask
         batch, width = slots.shape
         if decoder_input_ids.shape[0] != batch:
-            raise ValueError(f"decoder_input_ids has batch size {decoder_input_ids.shape[0]} but the encoder "
-                             f"output has {batch}")
+            raise ValueError(
+                f"decoder_input_ids has batch size {decoder_input_ids.shape[0]} but the encoder output has {batch}"
+            )
         cache = past_key_values
         if cache is not None and not isinstance(cache, EncoderDecoderCache):
             raise TypeError(f"past_key_values must be an EncoderDecoderCache, got {type(cache).__name__}")
         # With a cache the padded layout keeps streams aligned with the cache's batch-major tensors.
         layout = make_layout(slots, present, packed=cache is None, dtype=rows.dtype)
-        encoder_states = encoder_outputs.last_hidden_state.reshape(batch * width,
-                                                                   *encoder_outputs.last_hidden_state.shape[2:])
+        encoder_states = encoder_outputs.last_hidden_state.reshape(
+            batch * width, *encoder_outputs.last_hidden_state.shape[2:]
+        )
         if layout.padded_rows is not None:
             encoder_states = encoder_states[layout.padded_rows]
         past = 0
@@ -608,8 +636,13 @@ class SymbolInvDecoder(SymbolInvPreTrainedModel):
         head_dim = config.d_model // config.decoder_attention_heads
         rotary = rotary_position_tables(kind, positions, head_dim, config.rope_theta, self.position_angles)
         # Cross-attention rotates the encoder's keys by their positions with the decoder's frequencies.
-        encoder_rotary = rotary_position_tables(kind, torch.arange(encoder_states.shape[1], device=hidden.device),
-                                                head_dim, config.rope_theta, self.position_angles)
+        encoder_rotary = rotary_position_tables(
+            kind,
+            torch.arange(encoder_states.shape[1], device=hidden.device),
+            head_dim,
+            config.rope_theta,
+            self.position_angles,
+        )
         hidden = F.dropout(hidden, p=config.dropout, training=self.training)
 
         self_mask = None
@@ -657,8 +690,10 @@ def _as_encoder_output(encoder_outputs) -> SymbolInvEncoderOutput:
         return SymbolInvEncoderOutput(*encoder_outputs[:4])
     if isinstance(encoder_outputs, dict) and "stream_slots" in encoder_outputs:
         return SymbolInvEncoderOutput(**encoder_outputs)
-    raise ValueError("encoder_outputs must come from SymbolInvEncoder (it carries the stream layout: "
-                     "last_hidden_state, stream_slots, stream_mask, input_ids)")
+    raise ValueError(
+        "encoder_outputs must come from SymbolInvEncoder (it carries the stream layout: "
+        "last_hidden_state, stream_slots, stream_mask, input_ids)"
+    )
 
 
 class SymbolInvModel(SymbolInvPreTrainedModel):
@@ -698,15 +733,21 @@ class SymbolInvModel(SymbolInvPreTrainedModel):
         **kwargs,
     ) -> SymbolInvSeq2SeqOutput:
         if kwargs.get("output_attentions"):
-            raise ValueError("output_attentions is not supported: attention runs through scaled_dot_product_"
-                             "attention, which does not return weights")
+            raise ValueError(
+                "output_attentions is not supported: attention runs through scaled_dot_product_"
+                "attention, which does not return weights"
+            )
         if kwargs.get("inputs_embeds") is not None or kwargs.get("decoder_inputs_embeds") is not None:
             raise ValueError("inputs_embeds are not supported: the streams are built from token ids")
         rows = self.shared.rows() if embedding_rows is None else embedding_rows
         if encoder_outputs is None:
-            encoder_outputs = self.encoder(input_ids=input_ids, attention_mask=attention_mask,
-                                           symbol_mask=symbol_mask, output_hidden_states=output_hidden_states,
-                                           embedding_rows=rows)
+            encoder_outputs = self.encoder(
+                input_ids=input_ids,
+                attention_mask=attention_mask,
+                symbol_mask=symbol_mask,
+                output_hidden_states=output_hidden_states,
+                embedding_rows=rows,
+            )
         else:
             encoder_outputs = _as_encoder_output(encoder_outputs)
         if decoder_input_ids is None:
@@ -717,9 +758,13 @@ class SymbolInvModel(SymbolInvPreTrainedModel):
         if not use_cache:
             past_key_values = None
         decoder_states, decoder_hidden = self.decoder(
-            decoder_input_ids, encoder_outputs, attention_mask=attention_mask,
-            decoder_attention_mask=decoder_attention_mask, past_key_values=past_key_values,
-            output_hidden_states=output_hidden_states, embedding_rows=rows,
+            decoder_input_ids,
+            encoder_outputs,
+            attention_mask=attention_mask,
+            decoder_attention_mask=decoder_attention_mask,
+            past_key_values=past_key_values,
+            output_hidden_states=output_hidden_states,
+            embedding_rows=rows,
         )
         return SymbolInvSeq2SeqOutput(
             last_hidden_state=decoder_states,
@@ -797,13 +842,19 @@ class SymbolInvForConditionalGeneration(SymbolInvPreTrainedModel, GenerationMixi
             use_cache = False if use_cache is None else use_cache
         rows = self.model.shared.rows()
         outputs = self.model(
-            input_ids=input_ids, attention_mask=attention_mask, symbol_mask=symbol_mask,
-            decoder_input_ids=decoder_input_ids, decoder_attention_mask=decoder_attention_mask,
-            encoder_outputs=encoder_outputs, past_key_values=past_key_values, use_cache=use_cache,
-            output_hidden_states=output_hidden_states, embedding_rows=rows, **kwargs,
+            input_ids=input_ids,
+            attention_mask=attention_mask,
+            symbol_mask=symbol_mask,
+            decoder_input_ids=decoder_input_ids,
+            decoder_attention_mask=decoder_attention_mask,
+            encoder_outputs=encoder_outputs,
+            past_key_values=past_key_values,
+            use_cache=use_cache,
+            output_hidden_states=output_hidden_states,
+            embedding_rows=rows,
+            **kwargs,
         )
-        scores = self.model.shared.project(outputs.last_hidden_state, outputs.stream_slots, outputs.stream_mask,
-                                           rows)
+        scores = self.model.shared.project(outputs.last_hidden_state, outputs.stream_slots, outputs.stream_mask, rows)
         loss = None
         if labels is not None:
             if config.feature_normalization and config.loss_type == "adacos" and self.training:
@@ -848,16 +899,20 @@ class SymbolInvForConditionalGeneration(SymbolInvPreTrainedModel, GenerationMixi
         floor = min(self.initial_logit_scale(), self.config.adacos_max_scale)
         self.logit_scale.copy_(new_scale.clamp(floor, self.config.adacos_max_scale).to(self.logit_scale.dtype))
 
-    def _loss(self, logits: torch.Tensor, labels: torch.LongTensor,
-              num_items_in_batch: int | torch.Tensor | None) -> torch.Tensor:
+    def _loss(
+        self, logits: torch.Tensor, labels: torch.LongTensor, num_items_in_batch: int | torch.Tensor | None
+    ) -> torch.Tensor:
         valid = labels != -100
         target_logits = logits.gather(-1, labels.clamp(min=0).unsqueeze(-1)).squeeze(-1)
         impossible = valid & torch.isinf(target_logits)
         if bool(impossible.any()):
             sample, position = (int(v) for v in impossible.nonzero()[0])
             value = int(labels[sample, position])
-            what = ("a symbol that does not occur in the input: the model can only emit symbols of its input"
-                    if value >= self.config.num_base_tokens else "a token the model never emits (<start>)")
+            what = (
+                "a symbol that does not occur in the input: the model can only emit symbols of its input"
+                if value >= self.config.num_base_tokens
+                else "a token the model never emits (<start>)"
+            )
             raise ValueError(f"labels[{sample}, {position}] = {value} is {what}")
         reduction = "mean" if num_items_in_batch is None else "sum"
         loss = F.cross_entropy(logits.flatten(0, 1).float(), labels.flatten(), ignore_index=-100, reduction=reduction)
@@ -883,4 +938,3 @@ __all__ = [
     "SymbolInvModel",
     "SymbolInvPreTrainedModel",
 ]
-

@@ -81,8 +81,11 @@ class SymbolicGenerationPipeline(Pipeline):
         inputs = model_inputs["model_inputs"]
         generate_kwargs.setdefault("max_new_tokens", 128)
         output_ids = self.model.generate(**inputs, **generate_kwargs)
-        return {"output_ids": output_ids, "symbol_names": model_inputs["symbol_names"],
-                "tokenizer": model_inputs["tokenizer"]}
+        return {
+            "output_ids": output_ids,
+            "symbol_names": model_inputs["symbol_names"],
+            "tokenizer": model_inputs["tokenizer"],
+        }
 
     def postprocess(self, model_outputs: dict[str, Any]) -> list[dict[str, str]]:
         tokenizer = model_outputs["tokenizer"]

@@ -44,8 +44,7 @@ def complex_multiset_pool(
     radius = magnitudes.new_zeros(shape).index_add_(0, group_index, magnitudes)
     angle = angles.new_zeros(shape).index_add_(0, group_index, angles)
     if mean:
-        ones = torch.ones_like(group_index, dtype=magnitudes.dtype) if present is None else present.to(
-            magnitudes.dtype)
+        ones = torch.ones_like(group_index, dtype=magnitudes.dtype) if present is None else present.to(magnitudes.dtype)
         counts = magnitudes.new_zeros(num_groups).index_add_(0, group_index, ones).clamp(min=1)
         radius = radius / counts.reshape(-1, *([1] * (magnitudes.dim() - 1)))
     return torch.cat([radius, angle.cos(), angle.sin()], dim=-1)

@@ -57,8 +57,12 @@ def tree_position_encoding(
             elif not stack:
                 done = True
         if stack or not done:
-            where = (f"the operator at position {stack[-1][3]} (id {row[stack[-1][3]]}) is missing "
-                     f"{stack[-1][1] - stack[-1][2]} operand(s)" if stack else "it has no token")
+            where = (
+                f"the operator at position {stack[-1][3]} (id {row[stack[-1][3]]}) is missing "
+                f"{stack[-1][1] - stack[-1][2]} operand(s)"
+                if stack
+                else "it has no token"
+            )
             raise ValueError(
                 f"input {b} is not a complete formula in Polish notation: {where}. The tree position "
                 "encoding needs whole formulas; use encoder_position_encoding='rope' for other inputs."
@@ -174,4 +178,3 @@ def apply_rotary(x: torch.Tensor, tables: tuple[torch.Tensor, torch.Tensor] | No
     cos, sin = tables
     first, second = x.chunk(2, dim=-1)
     return x * cos.to(x.dtype) + torch.cat([-second, first], dim=-1) * sin.to(x.dtype)
-

@@ -92,19 +92,15 @@ def stream_table(
     return first_appearance_streams(token_slots, config.num_symbol_slots, config.max_streams)
 
 
-def make_layout(
-    slots: torch.LongTensor, present: torch.BoolTensor, packed: bool, dtype: torch.dtype
-) -> StreamLayout:
+def make_layout(slots: torch.LongTensor, present: torch.BoolTensor, packed: bool, dtype: torch.dtype) -> StreamLayout:
     batch, width = slots.shape
     sample_index = torch.arange(batch, device=slots.device).repeat_interleave(width)
     flat_present = present.reshape(-1)
     counts = present.sum(1).to(dtype)
     if packed:
         rows = flat_present.nonzero().squeeze(1)
-        return StreamLayout(sample_index[rows], slots.reshape(-1)[rows], flat_present[rows], counts, batch,
-                            rows, True)
-    return StreamLayout(sample_index, slots.reshape(-1), flat_present, counts, batch, None,
-                        bool(flat_present.all()))
+        return StreamLayout(sample_index[rows], slots.reshape(-1)[rows], flat_present[rows], counts, batch, rows, True)
+    return StreamLayout(sample_index, slots.reshape(-1), flat_present, counts, batch, None, bool(flat_present.all()))
 
 
 def stream_symbol_mask(ids: torch.LongTensor, layout: StreamLayout, num_base: int) -> torch.BoolTensor:
@@ -144,4 +140,3 @@ def to_padded(packed: torch.Tensor, layout: StreamLayout, width: int) -> torch.T
     out = packed.new_zeros(layout.num_samples * width, *packed.shape[1:])
     out[layout.padded_rows] = packed
     return out.reshape(layout.num_samples, width, *packed.shape[1:])
-

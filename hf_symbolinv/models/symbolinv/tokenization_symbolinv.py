@@ -62,9 +62,7 @@ def _coerce_rule(symbols: Any, vocabulary: str) -> SymbolRule:
     elif isinstance(symbols, Iterable):
         rule = SymbolRule(names=list(symbols))
     else:
-        raise TypeError(
-            f"symbols must be None, a regex string, an iterable of names or a SymbolRule, got {symbols!r}"
-        )
+        raise TypeError(f"symbols must be None, a regex string, an iterable of names or a SymbolRule, got {symbols!r}")
     if rule.pattern is None and not rule.names:
         # SymbolRule.to_dict cannot distinguish this from "default rule", so it would not round-trip.
         raise ValueError("the symbol rule has neither a pattern nor any names, so nothing could be a symbol")
@@ -263,9 +261,7 @@ class SymbolInvTokenizer(PreTrainedTokenizer):
         """
         sides = (source, target)
         lexed = [None if x is None or self._is_ids(x) else self._lex_example(x) for x in sides]
-        slots = self._assign(
-            [part for part in lexed if part is not None], source if source is not None else target
-        )
+        slots = self._assign([part for part in lexed if part is not None], source if source is not None else target)
         ids = [
             self._to_ids(part, slots) if part is not None else (None if x is None else list(x))
             for part, x in zip(lexed, sides)
@@ -319,21 +315,13 @@ class SymbolInvTokenizer(PreTrainedTokenizer):
         the base class only sees ids (truncation, EOS, padding, tensors).
         """
         if text_pair is not None or text_pair_target is not None:
-            raise ValueError(
-                "SymbolInvTokenizer does not support sequence pairs (text_pair / text_pair_target)"
-            )
+            raise ValueError("SymbolInvTokenizer does not support sequence pairs (text_pair / text_pair_target)")
         if text is None and text_target is None:
             raise ValueError("You need to specify either `text` or `text_target`.")
         is_split = bool(kwargs.pop("is_split_into_words", False))
         sources, batched = self._split_batch(text, is_split) if text is not None else (None, None)
-        targets, target_batched = (
-            self._split_batch(text_target, is_split) if text_target is not None else (None, None)
-        )
-        if (
-            sources is not None
-            and targets is not None
-            and (batched, len(sources)) != (target_batched, len(targets))
-        ):
+        targets, target_batched = self._split_batch(text_target, is_split) if text_target is not None else (None, None)
+        if sources is not None and targets is not None and (batched, len(sources)) != (target_batched, len(targets)):
             raise ValueError(
                 f"text and text_target must have the same batch structure "
                 f"({len(sources)} vs {len(targets)} examples, batched={batched} vs {target_batched})"
@@ -447,9 +435,7 @@ class SymbolInvTokenizer(PreTrainedTokenizer):
             difference = len(encoded_inputs[main]) - before
             side = padding_side if padding_side is not None else self.padding_side
             mask = list(mask)
-            encoded_inputs["symbol_mask"] = (
-                mask + [0] * difference if side == "right" else [0] * difference + mask
-            )
+            encoded_inputs["symbol_mask"] = mask + [0] * difference if side == "right" else [0] * difference + mask
         return encoded_inputs
 
     def pad(self, encoded_inputs: Any, *args: Any, **kwargs: Any) -> BatchEncoding:
@@ -544,9 +530,7 @@ class SymbolInvTokenizer(PreTrainedTokenizer):
         **kwargs: Any,
     ) -> list[str]:
         """Decode each row; ``symbol_names`` is a list of per-example slot -> name dicts (or one for all)."""
-        result = self.decode(
-            sequences, skip_special_tokens=skip_special_tokens, symbol_names=symbol_names, **kwargs
-        )
+        result = self.decode(sequences, skip_special_tokens=skip_special_tokens, symbol_names=symbol_names, **kwargs)
         return [result] if isinstance(result, str) else result
 
 

@@ -81,8 +81,11 @@ class SymbolInvWrapperConfig(PreTrainedConfig):
             raise ValueError(f"SymbolInvWrapperConfig.{field}: {message}")
 
         if not getattr(self.wrapped_config, "is_encoder_decoder", False):
-            fail("wrapped_config", f"a {type(self.wrapped_config).__name__} is not an encoder-decoder; the wrapper "
-                 "needs an encoder-decoder AutoModelForSeq2SeqLM checkpoint (BART, Marian, M2M100, T5, ...)")
+            fail(
+                "wrapped_config",
+                f"a {type(self.wrapped_config).__name__} is not an encoder-decoder; the wrapper "
+                "needs an encoder-decoder AutoModelForSeq2SeqLM checkpoint (BART, Marian, M2M100, T5, ...)",
+            )
         if self.stream_scores not in STREAM_SCORES:
             fail("stream_scores", f"unknown value {self.stream_scores!r}; choose one of {STREAM_SCORES}")
         if self.max_streams < 1:

@@ -152,8 +152,10 @@ def _unfold_cache(folded: EncoderDecoderCache, width: int) -> EncoderDecoderCach
             row_layer = DynamicLayer()
             if layer.is_initialized and layer.keys is not None and layer.keys.numel():
                 if layer.keys.shape[1] % width:
-                    raise ValueError(f"past_key_values has {layer.keys.shape[1]} heads, not a multiple of the "
-                                     f"{width} streams of this batch: was it built for other inputs?")
+                    raise ValueError(
+                        f"past_key_values has {layer.keys.shape[1]} heads, not a multiple of the "
+                        f"{width} streams of this batch: was it built for other inputs?"
+                    )
                 keys = layer.keys.reshape(-1, layer.keys.shape[1] // width, *layer.keys.shape[2:])
                 values = layer.values.reshape(-1, layer.values.shape[1] // width, *layer.values.shape[2:])
                 row_layer.lazy_initialization(keys, values)
@@ -169,8 +171,10 @@ def _unfold_cache(folded: EncoderDecoderCache, width: int) -> EncoderDecoderCach
 
 def _fold_cache(rows: EncoderDecoderCache, folded: EncoderDecoderCache, batch: int) -> None:
     """Write the wrapped model's updated row cache back into ``folded``, batch-major."""
-    for row_part, folded_part in ((rows.self_attention_cache, folded.self_attention_cache),
-                                  (rows.cross_attention_cache, folded.cross_attention_cache)):
+    for row_part, folded_part in (
+        (rows.self_attention_cache, folded.self_attention_cache),
+        (rows.cross_attention_cache, folded.cross_attention_cache),
+    ):
         while len(folded_part.layers) < len(row_part.layers):
             folded_part.layers.append(DynamicLayer())
         for row_layer, layer in zip(row_part.layers, folded_part.layers):
@@ -219,10 +223,13 @@ class SymbolInvWrapperEncoder(nn.Module):
         return_dict: bool | None = None,
     ) -> SymbolInvWrapperEncoderOutput:
         if inputs_embeds is not None or input_ids is None:
-            raise ValueError("SymbolInvWrapperForConditionalGeneration needs input_ids (inputs_embeds are not "
-                             "supported: the streams are built by rewriting token ids)")
-        return self.__dict__["_owner"].encode(input_ids, attention_mask, output_attentions=output_attentions,
-                                              output_hidden_states=output_hidden_states)
+            raise ValueError(
+                "SymbolInvWrapperForConditionalGeneration needs input_ids (inputs_embeds are not "
+                "supported: the streams are built by rewriting token ids)"
+            )
+        return self.__dict__["_owner"].encode(
+            input_ids, attention_mask, output_attentions=output_attentions, output_hidden_states=output_hidden_states
+        )
 
 
 class SymbolInvWrapperForConditionalGeneration(PreTrainedModel, GenerationMixin):
@@ -248,16 +255,20 @@ class SymbolInvWrapperForConditionalGeneration(PreTrainedModel, GenerationMixin)
         if getattr(config, "model_type", None) != SymbolInvWrapperConfig.model_type:
             raise TypeError(f"config must be a SymbolInvWrapperConfig, got {type(config).__name__}")
         if not config.is_configured:
-            raise ValueError("SymbolInvWrapperConfig.symbol_token_ids: not set; build the wrapper with "
-                             "SymbolInvWrapperForConditionalGeneration.from_seq2seq(model, tokenizer, actual, "
-                             "placeholder)")
+            raise ValueError(
+                "SymbolInvWrapperConfig.symbol_token_ids: not set; build the wrapper with "
+                "SymbolInvWrapperForConditionalGeneration.from_seq2seq(model, tokenizer, actual, "
+                "placeholder)"
+            )
         super().__init__(config)
         expected = _seq2seq_class(config.wrapped_config)
         if wrapped_model is None:
             wrapped_model = AutoModelForSeq2SeqLM.from_config(config.wrapped_config)
         elif type(wrapped_model) is not expected:
-            raise ValueError(f"wrapped_model is a {type(wrapped_model).__name__}, but a {expected.__name__} is what "
-                             "AutoModelForSeq2SeqLM builds from its config (and what loading will build)")
+            raise ValueError(
+                f"wrapped_model is a {type(wrapped_model).__name__}, but a {expected.__name__} is what "
+                "AutoModelForSeq2SeqLM builds from its config (and what loading will build)"
+            )
         # One config object for both, so that later changes (e.g. the attention implementation) stay in sync.
         if wrapped_model.config is not config.wrapped_config:
             config.wrapped_config._attn_implementation_internal = wrapped_model.config._attn_implementation
@@ -267,7 +278,8 @@ class SymbolInvWrapperForConditionalGeneration(PreTrainedModel, GenerationMixin)
             # one down): choose the wrapped class's default again, as its own __init__ did.
             choose_default = getattr(wrapped_model, "_check_and_adjust_attn_implementation", None)
             wrapped_model.set_attn_implementation(
-                choose_default(None, is_init_check=True) if choose_default is not None else "eager")
+                choose_default(None, is_init_check=True) if choose_default is not None else "eager"
+            )
         self.wrapped = wrapped_model
         self.__dict__["_stream_encoder"] = SymbolInvWrapperEncoder(self)
         self.__dict__["_slot_tables"] = {}
@@ -321,8 +333,10 @@ class SymbolInvWrapperForConditionalGeneration(PreTrainedModel, GenerationMixin)
         vocab_size = model_config.get_text_config(decoder=True).vocab_size
         too_large = [tokenizer.convert_ids_to_tokens(i) for i in symbol_ids if i >= vocab_size]
         if too_large:
-            raise ValueError(f"symbol tokens {too_large[:5]} have ids beyond the model's vocabulary ({vocab_size} "
-                             "rows): is this the model's tokenizer?")
+            raise ValueError(
+                f"symbol tokens {too_large[:5]} have ids beyond the model's vocabulary ({vocab_size} "
+                "rows): is this the model's tokenizer?"
+            )
 
         model = AutoModelForSeq2SeqLM.from_pretrained(path) if path is not None else model_or_path
         attention = model.config._attn_implementation
@@ -435,8 +449,9 @@ class SymbolInvWrapperForConditionalGeneration(PreTrainedModel, GenerationMixin)
     def _rows(stream_symbol_ids: torch.LongTensor, stream_mask: torch.BoolTensor, packed: bool) -> _StreamRows:
         batch, width = stream_mask.shape
         flat_present = stream_mask.reshape(-1)
-        flat_index = (flat_present.nonzero().squeeze(1) if packed
-                      else torch.arange(batch * width, device=stream_mask.device))
+        flat_index = (
+            flat_present.nonzero().squeeze(1) if packed else torch.arange(batch * width, device=stream_mask.device)
+        )
         return _StreamRows(
             flat_index=flat_index,
             sample_index=flat_index // width,
@@ -462,8 +477,11 @@ class SymbolInvWrapperForConditionalGeneration(PreTrainedModel, GenerationMixin)
         row_ids = self.stream_ids(input_ids[rows.sample_index], rows.symbol_id)
         row_mask = attention_mask[rows.sample_index] if attention_mask is not None else None
         encoded = self.wrapped.get_encoder()(
-            input_ids=row_ids, attention_mask=row_mask, output_attentions=output_attentions,
-            output_hidden_states=output_hidden_states, return_dict=True,
+            input_ids=row_ids,
+            attention_mask=row_mask,
+            output_attentions=output_attentions,
+            output_hidden_states=output_hidden_states,
+            return_dict=True,
         )
 
         def padded_all(states: tuple[torch.Tensor, ...] | None) -> tuple[torch.Tensor, ...] | None:
@@ -500,8 +518,12 @@ class SymbolInvWrapperForConditionalGeneration(PreTrainedModel, GenerationMixin)
         if encoder_outputs is None:
             if input_ids is None:
                 raise ValueError("give input_ids (or encoder_outputs from get_encoder())")
-            encoder_outputs = self.encode(input_ids, attention_mask, output_attentions=output_attentions,
-                                          output_hidden_states=output_hidden_states)
+            encoder_outputs = self.encode(
+                input_ids,
+                attention_mask,
+                output_attentions=output_attentions,
+                output_hidden_states=output_hidden_states,
+            )
         else:
             encoder_outputs = _as_encoder_output(encoder_outputs)
         if labels is not None:
@@ -514,8 +536,9 @@ class SymbolInvWrapperForConditionalGeneration(PreTrainedModel, GenerationMixin)
         stream_symbol_ids, stream_mask = encoder_outputs.stream_symbol_ids, encoder_outputs.stream_mask
         batch, width = stream_mask.shape
         if decoder_input_ids.shape[0] != batch:
-            raise ValueError(f"decoder_input_ids has batch size {decoder_input_ids.shape[0]} but the encoder "
-                             f"output has {batch}")
+            raise ValueError(
+                f"decoder_input_ids has batch size {decoder_input_ids.shape[0]} but the encoder output has {batch}"
+            )
 
         use_cache = use_cache if use_cache is not None else (config.use_cache and not self.training)
         if not use_cache:
@@ -528,15 +551,17 @@ class SymbolInvWrapperForConditionalGeneration(PreTrainedModel, GenerationMixin)
         # The cache holds every stream of every sample (it must survive beam reorders on dim 0); without
         # one, only the present streams run.
         rows = self._rows(stream_symbol_ids, stream_mask, packed=past_key_values is None)
-        encoder_states = encoder_outputs.last_hidden_state.reshape(batch * width, *encoder_outputs.last_hidden_state
-                                                                   .shape[2:])[rows.flat_index]
+        encoder_states = encoder_outputs.last_hidden_state.reshape(
+            batch * width, *encoder_outputs.last_hidden_state.shape[2:]
+        )[rows.flat_index]
         row_cache = _unfold_cache(past_key_values, width) if past_key_values is not None else None
         outputs = self.wrapped(
             encoder_outputs=BaseModelOutput(last_hidden_state=encoder_states),
             attention_mask=attention_mask[rows.sample_index] if attention_mask is not None else None,
             decoder_input_ids=self.stream_ids(decoder_input_ids[rows.sample_index], rows.symbol_id),
-            decoder_attention_mask=(decoder_attention_mask[rows.sample_index]
-                                    if decoder_attention_mask is not None else None),
+            decoder_attention_mask=(
+                decoder_attention_mask[rows.sample_index] if decoder_attention_mask is not None else None
+            ),
             past_key_values=row_cache,
             use_cache=use_cache,
             output_attentions=output_attentions,
@@ -573,8 +598,9 @@ class SymbolInvWrapperForConditionalGeneration(PreTrainedModel, GenerationMixin)
         if config.stream_scores == "log_probs":
             row_logits = F.log_softmax(row_logits.float(), dim=-1).to(row_logits.dtype)
         _, length, vocab = row_logits.shape
-        kept = torch.where(rows.present[:, None, None], row_logits, torch.zeros((), dtype=row_logits.dtype,
-                                                                                 device=row_logits.device))
+        kept = torch.where(
+            rows.present[:, None, None], row_logits, torch.zeros((), dtype=row_logits.dtype, device=row_logits.device)
+        )
         total = row_logits.new_zeros(rows.batch, length, vocab).index_add_(0, rows.sample_index, kept)
         counts = row_logits.new_zeros(rows.batch).index_add_(0, rows.sample_index, rows.present.to(row_logits.dtype))
         combined = total / counts[:, None, None]
@@ -586,15 +612,18 @@ class SymbolInvWrapperForConditionalGeneration(PreTrainedModel, GenerationMixin)
         combined[rows.sample_index[owners], :, rows.symbol_id[owners]] = own_scores
         return combined
 
-    def _loss(self, logits: torch.Tensor, labels: torch.LongTensor,
-              num_items_in_batch: int | torch.Tensor | None) -> torch.Tensor:
+    def _loss(
+        self, logits: torch.Tensor, labels: torch.LongTensor, num_items_in_batch: int | torch.Tensor | None
+    ) -> torch.Tensor:
         valid = labels != -100
         target_logits = logits.gather(-1, labels.clamp(min=0).unsqueeze(-1)).squeeze(-1)
         impossible = valid & torch.isinf(target_logits)
         if bool(impossible.any()):
             sample, position = (int(v) for v in impossible.nonzero()[0])
-            raise ValueError(f"labels[{sample}, {position}] = {int(labels[sample, position])} is a symbol that does "
-                             "not occur in the input: the wrapper can only emit symbols of its input")
+            raise ValueError(
+                f"labels[{sample}, {position}] = {int(labels[sample, position])} is a symbol that does "
+                "not occur in the input: the wrapper can only emit symbols of its input"
+            )
         reduction = "mean" if num_items_in_batch is None else "sum"
         loss = F.cross_entropy(logits.flatten(0, 1).float(), labels.flatten(), ignore_index=-100, reduction=reduction)
         if num_items_in_batch is not None:
@@ -609,15 +638,19 @@ def _seq2seq_class(config: PreTrainedConfig) -> type:
     try:
         return MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING[type(config)]
     except KeyError:
-        raise ValueError(f"{type(config).__name__} (model_type {config.model_type!r}) has no AutoModelForSeq2SeqLM "
-                         "class: the wrapper needs an encoder-decoder AutoModelForSeq2SeqLM checkpoint") from None
+        raise ValueError(
+            f"{type(config).__name__} (model_type {config.model_type!r}) has no AutoModelForSeq2SeqLM "
+            "class: the wrapper needs an encoder-decoder AutoModelForSeq2SeqLM checkpoint"
+        ) from None
 
 
 def _check_seq2seq_config(config: PreTrainedConfig, model_class: type | None) -> None:
     """The wrapper rebuilds the model with ``AutoModelForSeq2SeqLM.from_config``: it must be that class."""
     if config.model_type in (SymbolInvWrapperConfig.model_type, "symbolinv"):
-        raise ValueError(f"a {config.model_type!r} model is renaming-invariant already; wrap a standard "
-                         "encoder-decoder AutoModelForSeq2SeqLM checkpoint instead")
+        raise ValueError(
+            f"a {config.model_type!r} model is renaming-invariant already; wrap a standard "
+            "encoder-decoder AutoModelForSeq2SeqLM checkpoint instead"
+        )
     if not getattr(config, "is_encoder_decoder", False):
         raise ValueError(
             f"a {type(config).__name__} (model_type {config.model_type!r}) is not an encoder-decoder; the wrapper "
@@ -625,8 +658,10 @@ def _check_seq2seq_config(config: PreTrainedConfig, model_class: type | None) ->
         )
     expected = _seq2seq_class(config)
     if model_class is not None and model_class is not expected:
-        raise ValueError(f"the model is a {model_class.__name__}; the wrapper needs the AutoModelForSeq2SeqLM class "
-                         f"of its config, {expected.__name__} (load it with AutoModelForSeq2SeqLM.from_pretrained)")
+        raise ValueError(
+            f"the model is a {model_class.__name__}; the wrapper needs the AutoModelForSeq2SeqLM class "
+            f"of its config, {expected.__name__} (load it with AutoModelForSeq2SeqLM.from_pretrained)"
+        )
 
 
 def _symbol_mapping(
@@ -638,8 +673,10 @@ def _symbol_mapping(
         if token not in vocab:
             near = [f"{marker}{token}" for marker in ("\u0120", "\u2581") if f"{marker}{token}" in vocab]
             hint = f" (did you mean {' or '.join(repr(n) for n in near)}?)" if near else ""
-            raise ValueError(f"{role} token {token!r} is not in the vocabulary of the tokenizer "
-                             f"({type(tokenizer).__name__}, {len(vocab)} tokens){hint}")
+            raise ValueError(
+                f"{role} token {token!r} is not in the vocabulary of the tokenizer "
+                f"({type(tokenizer).__name__}, {len(vocab)} tokens){hint}"
+            )
     if actual == placeholder:
         raise ValueError(f"actual and placeholder are the same token {actual!r}; they must differ")
     try:
@@ -651,17 +688,22 @@ def _symbol_mapping(
         raise ValueError(f"symbols: the regular expression {pattern!r} matches no token of the vocabulary")
     if len(symbol_ids) < 2:
         only = tokenizer.convert_ids_to_tokens(symbol_ids[0])
-        raise ValueError(f"symbols: the regular expression {pattern!r} matches only one token ({only!r}); at least "
-                         "2 are needed (the actual and the placeholder token)")
+        raise ValueError(
+            f"symbols: the regular expression {pattern!r} matches only one token ({only!r}); at least "
+            "2 are needed (the actual and the placeholder token)"
+        )
     for role, token in (("actual", actual), ("placeholder", placeholder)):
         if not regex.fullmatch(token):
-            raise ValueError(f"{role} token {token!r} is not matched by the symbol regular expression {pattern!r}: "
-                             "the actual and placeholder tokens must be symbols")
+            raise ValueError(
+                f"{role} token {token!r} is not matched by the symbol regular expression {pattern!r}: "
+                "the actual and placeholder tokens must be symbols"
+            )
     special = set(tokenizer.all_special_ids)
     clashing = [tokenizer.convert_ids_to_tokens(i) for i in symbol_ids if i in special]
     if clashing:
-        raise ValueError(f"symbols: the regular expression {pattern!r} matches special tokens {clashing}; "
-                         "they cannot be renamed")
+        raise ValueError(
+            f"symbols: the regular expression {pattern!r} matches special tokens {clashing}; they cannot be renamed"
+        )
     return symbol_ids, vocab[actual], vocab[placeholder]
 
 
@@ -672,8 +714,10 @@ def _as_encoder_output(encoder_outputs: Any) -> SymbolInvWrapperEncoderOutput:
         return SymbolInvWrapperEncoderOutput(**encoder_outputs)
     if isinstance(encoder_outputs, (tuple, list)) and len(encoder_outputs) >= 3:
         return SymbolInvWrapperEncoderOutput(*encoder_outputs[:3])
-    raise ValueError("encoder_outputs must come from the wrapper's get_encoder() (it carries the streams: "
-                     "last_hidden_state, stream_symbol_ids, stream_mask)")
+    raise ValueError(
+        "encoder_outputs must come from the wrapper's get_encoder() (it carries the streams: "
+        "last_hidden_state, stream_symbol_ids, stream_mask)"
+    )
 
 
 __all__ = [
