@@ -26,7 +26,9 @@ from torch import nn
 from transformers import GenerationMixin, PreTrainedModel
 from transformers import initialization as init
 from transformers.cache_utils import Cache, DynamicCache, DynamicLayer, EncoderDecoderCache
+from transformers.modeling_layers import GradientCheckpointingLayer
 from transformers.modeling_outputs import ModelOutput
+from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
 
 from .configuration_symbolinv import SymbolInvConfig
 from .pooling import ComplexMultisetPooling
@@ -155,7 +157,18 @@ class SymbolInvEmbedding(nn.Module):
 
         Base tokens: the mean over the sample's present streams. Symbol i: stream i's score for the
         *actual* row. Symbols absent from the input, and slots the model has no row for: -inf.
+
+        Computed in float32 even under autocast: the first-appearance tie-break (``TIE_BREAK``) is below
+        bfloat16's resolution, and half-precision scores would let ties fall to the slot ids.
         """
+        config = self.config
+        batch, width, length, _ = hidden.shape
+        with torch.autocast(device_type=hidden.device.type, enabled=False):
+            return self._project(hidden.float(), slots, present, rows.float())
+
+    def _project(
+        self, hidden: torch.Tensor, slots: torch.LongTensor, present: torch.BoolTensor, rows: torch.Tensor
+    ) -> torch.Tensor:
         config = self.config
         batch, width, length, _ = hidden.shape
         if config.feature_normalization:
@@ -187,8 +200,40 @@ class SymbolInvEmbedding(nn.Module):
 # ---------------------------------------------------------------------------------------------------
 # Attention and layers
 # ---------------------------------------------------------------------------------------------------
+def eager_attention_forward(
+    module: nn.Module,
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    attention_mask: torch.Tensor | None,
+    scaling: float | None = None,
+    dropout: float = 0.0,
+    is_causal: bool = False,
+    **kwargs,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Attention written out (softmax of scaled scores); returns the output ``(N, T, H, hd)`` and the weights.
+
+    Masks are boolean (True: may attend), as SDPA takes them; ``is_causal`` without a mask means the
+    square causal mask."""
+    if scaling is None:
+        scaling = query.size(-1) ** -0.5
+    scores = torch.matmul(query, key.transpose(-2, -1)) * scaling
+    if is_causal and attention_mask is None:
+        q_len, k_len = query.shape[-2], key.shape[-2]
+        attention_mask = torch.ones(q_len, k_len, dtype=torch.bool, device=query.device).tril(k_len - q_len)
+    if attention_mask is not None:
+        if attention_mask.dtype == torch.bool:
+            scores = scores.masked_fill(~attention_mask, torch.finfo(scores.dtype).min)
+        else:
+            scores = scores + attention_mask
+    weights = F.softmax(scores, dim=-1, dtype=torch.float32).to(query.dtype)
+    weights = F.dropout(weights, p=dropout, training=module.training)
+    return torch.matmul(weights, value).transpose(1, 2).contiguous(), weights
+
+
 class SymbolInvAttention(nn.Module):
-    """Multi-head attention with biased projections (the reference layout), run with SDPA.
+    """Multi-head attention with biased projections (the reference layout), run through the attention
+    function that ``config._attn_implementation`` names (``sdpa`` or ``eager``).
 
     Queries come from the streams ``(N, Tq, d)``. Keys and values come from the streams themselves
     (self), from ``kv_states`` aligned with the streams (per-stream cross), or from per-sample states
@@ -196,11 +241,15 @@ class SymbolInvAttention(nn.Module):
     before gathering computes each sample's keys once, not once per stream.
     """
 
-    def __init__(self, d_model: int, num_heads: int, dropout: float) -> None:
+    def __init__(self, config: SymbolInvConfig, num_heads: int) -> None:
         super().__init__()
+        d_model = config.d_model
+        self.config = config
         self.num_heads = num_heads
         self.head_dim = d_model // num_heads
-        self.dropout = dropout
+        self.scaling = self.head_dim**-0.5
+        self.dropout = config.attention_dropout
+        self.is_causal = False  # set per call: self-attention in the decoder is causal
         self.q_proj = nn.Linear(d_model, d_model)
         self.k_proj = nn.Linear(d_model, d_model)
         self.v_proj = nn.Linear(d_model, d_model)
@@ -222,7 +271,7 @@ class SymbolInvAttention(nn.Module):
         cache: Cache | None = None,
         cache_index: int = 0,
         cache_ready: bool = False,
-    ) -> torch.Tensor:
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
         streams, q_len, d_model = hidden.shape
         query = apply_rotary(self._heads(self.q_proj(hidden)), q_rotary)
         batch = layout.num_samples
@@ -242,16 +291,18 @@ class SymbolInvAttention(nn.Module):
         value = value.reshape(kv_rows, self.num_heads, *value.shape[-2:])
         if per_sample_kv:
             key, value = key[layout.sample_index], value[layout.sample_index]
-        use_causal = causal and mask is None and q_len == key.shape[-2] and q_len > 1
-        attended = F.scaled_dot_product_attention(
+        attention = ALL_ATTENTION_FUNCTIONS.get_interface(self.config._attn_implementation, eager_attention_forward)
+        attended, weights = attention(
+            self,
             query,
             key,
             value,
-            attn_mask=mask,
-            dropout_p=self.dropout if self.training else 0.0,
-            is_causal=use_causal,
+            mask,
+            scaling=self.scaling,
+            dropout=self.dropout if self.training else 0.0,
+            is_causal=causal and mask is None and q_len == key.shape[-2] and q_len > 1,
         )
-        return self.out_proj(attended.transpose(1, 2).reshape(streams, q_len, d_model))
+        return self.out_proj(attended.reshape(streams, q_len, d_model)), weights
 
 
 class SymbolInvFeedForward(nn.Module):
@@ -271,14 +322,18 @@ class SymbolInvSublayer(nn.Module):
 
     def __init__(self, config: SymbolInvConfig, num_heads: int, aggregated: bool = False) -> None:
         super().__init__()
-        self.attention = SymbolInvAttention(config.d_model, num_heads, config.attention_dropout)
+        self.attention = SymbolInvAttention(config, num_heads)
         self.layer_norm = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
         self.dropout = config.dropout
         # How an aggregated attention pools the streams into its keys and values.
         self.pooling = make_stream_pooling(config) if aggregated else None
 
-    def forward(self, hidden: torch.Tensor, layout: StreamLayout, **attention_kwargs) -> torch.Tensor:
-        attended = self.attention(hidden, layout, **attention_kwargs)
+    def forward(
+        self, hidden: torch.Tensor, layout: StreamLayout, attentions: list | None = None, **attention_kwargs
+    ) -> torch.Tensor:
+        attended, weights = self.attention(hidden, layout, **attention_kwargs)
+        if attentions is not None:
+            attentions.append(weights)
         return self.layer_norm(hidden + F.dropout(attended, p=self.dropout, training=self.training))
 
 
@@ -288,9 +343,10 @@ class _EncoderContext:
     symbol_mask: torch.BoolTensor  # (N, L) own-symbol positions
     key_mask: torch.Tensor | None  # (N, 1, 1, L) boolean, None when nothing is padded
     rotary: tuple[torch.Tensor, torch.Tensor] | None
+    attentions: list | None = None  # attention weights of every sublayer, when asked for
 
 
-class SymbolInvEncoderLayer(nn.Module):
+class SymbolInvEncoderLayer(GradientCheckpointingLayer):
     def __init__(self, config: SymbolInvConfig) -> None:
         super().__init__()
         heads = config.encoder_attention_heads
@@ -301,7 +357,7 @@ class SymbolInvEncoderLayer(nn.Module):
         self.dropout = config.dropout
 
     def forward(self, hidden: torch.Tensor, ctx: _EncoderContext) -> torch.Tensor:
-        rope = dict(q_rotary=ctx.rotary, k_rotary=ctx.rotary)
+        rope = dict(q_rotary=ctx.rotary, k_rotary=ctx.rotary, attentions=ctx.attentions)
         if self.self_attn is not None:
             hidden = self.self_attn(hidden, ctx.layout, mask=ctx.key_mask, **rope)
         if self.aggregated_attn is not None:
@@ -324,19 +380,21 @@ class _DecoderContext:
     cross_mask: torch.Tensor | None
     encoder_rotary: tuple[torch.Tensor, torch.Tensor] | None
     cache: EncoderDecoderCache | None
-    mean_encoder_view: torch.Tensor | None = None  # computed by the first CA layer that needs it
+    # The mean-aggregated encoder output, the same for every CA layer: computed once, before the layers
+    # (not inside one, where gradient checkpointing would recompute it out of the graph).
+    mean_encoder_view: torch.Tensor | None = None
+    attentions: list | None = None  # attention weights of every sublayer, when asked for
+    cross_attentions: list | None = None
 
     def aggregated_encoder(self, pooling: ComplexMultisetPooling | None) -> torch.Tensor:
-        """The aggregated encoder output ``(B, Le, d)`` for a CA layer: the parameter-free mean is the
-        same for every layer and computed once; a complex pooling is the layer's own."""
+        """The aggregated encoder output ``(B, Le, d)`` for a CA layer: the shared mean, or the layer's own
+        complex pooling."""
         if pooling is not None:
             return aggregate_streams(self.encoder_states, self.encoder_symbol_mask, self.layout, pooling)
-        if self.mean_encoder_view is None:
-            self.mean_encoder_view = aggregate_streams(self.encoder_states, self.encoder_symbol_mask, self.layout)
         return self.mean_encoder_view
 
 
-class SymbolInvDecoderLayer(nn.Module):
+class SymbolInvDecoderLayer(GradientCheckpointingLayer):
     def __init__(self, config: SymbolInvConfig, layer_index: int) -> None:
         super().__init__()
         heads = config.decoder_attention_heads
@@ -355,7 +413,7 @@ class SymbolInvDecoderLayer(nn.Module):
         self_cache = cache.self_attention_cache if cache is not None else None
         cross_cache = cache.cross_attention_cache if cache is not None else None
         base_slot = self.layer_index * CACHE_SLOTS_PER_LAYER
-        rope = dict(q_rotary=ctx.rotary, k_rotary=ctx.rotary)
+        rope = dict(q_rotary=ctx.rotary, k_rotary=ctx.rotary, attentions=ctx.attentions)
         if self.self_attn is not None:
             hidden = self.self_attn(
                 hidden, ctx.layout, mask=ctx.self_mask, causal=True, cache=self_cache, cache_index=base_slot, **rope
@@ -397,6 +455,7 @@ class SymbolInvDecoderLayer(nn.Module):
                 cache=cross_cache,
                 cache_index=index,
                 cache_ready=ready,
+                attentions=ctx.cross_attentions,
             )
             if cache is not None:
                 cache.is_updated[index] = True
@@ -420,6 +479,7 @@ class SymbolInvEncoderOutput(ModelOutput):
     stream_mask: torch.BoolTensor | None = None
     input_ids: torch.LongTensor | None = None
     hidden_states: tuple[torch.FloatTensor, ...] | None = None
+    attentions: tuple[torch.FloatTensor, ...] | None = None
 
 
 @dataclass
@@ -433,6 +493,9 @@ class SymbolInvSeq2SeqOutput(ModelOutput):
     decoder_hidden_states: tuple[torch.FloatTensor, ...] | None = None
     encoder_last_hidden_state: torch.FloatTensor | None = None
     encoder_hidden_states: tuple[torch.FloatTensor, ...] | None = None
+    decoder_attentions: tuple[torch.FloatTensor, ...] | None = None
+    cross_attentions: tuple[torch.FloatTensor, ...] | None = None
+    encoder_attentions: tuple[torch.FloatTensor, ...] | None = None
 
 
 @dataclass
@@ -445,6 +508,35 @@ class SymbolInvSeq2SeqLMOutput(ModelOutput):
     encoder_hidden_states: tuple[torch.FloatTensor, ...] | None = None
     stream_slots: torch.LongTensor | None = None
     stream_mask: torch.BoolTensor | None = None
+    decoder_attentions: tuple[torch.FloatTensor, ...] | None = None
+    cross_attentions: tuple[torch.FloatTensor, ...] | None = None
+    encoder_attentions: tuple[torch.FloatTensor, ...] | None = None
+
+
+#: How attention weights are returned (``output_attentions=True``, eager attention only): one entry per
+#: attention sublayer in the order they run (per-stream before aggregated), each ``(B, S, heads, Tq, Tk)``
+#: in the padded stream layout.
+ATTENTIONS_LAYOUT = "(B, S, heads, Tq, Tk) per attention sublayer"
+
+
+def _padded_attentions(weights: list | None, layout: StreamLayout, width: int) -> tuple | None:
+    return None if weights is None else tuple(to_padded(w, layout, width) for w in weights)
+
+
+def _returns_dict(config: SymbolInvConfig, return_dict: bool | None) -> bool:
+    return config.return_dict if return_dict is None else return_dict
+
+
+def _check_attention_output(config: SymbolInvConfig, output_attentions: bool | None) -> bool:
+    if not output_attentions:
+        return False
+    if config._attn_implementation != "eager":
+        raise ValueError(
+            f"output_attentions=True needs attn_implementation='eager' (this model runs "
+            f"{config._attn_implementation!r}, which does not return attention weights): load it with "
+            "attn_implementation='eager' or call model.set_attn_implementation('eager')"
+        )
+    return True
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -455,8 +547,9 @@ class SymbolInvPreTrainedModel(PreTrainedModel):
     config: SymbolInvConfig
     base_model_prefix = "model"
     main_input_name = "input_ids"
-    supports_gradient_checkpointing = False
+    supports_gradient_checkpointing = True
     _supports_sdpa = True
+    _supports_attention_backend = False  # eager and sdpa: other kernels take no boolean per-stream masks
     _no_split_modules = ["SymbolInvEncoderLayer", "SymbolInvDecoderLayer"]
     _skip_keys_device_placement = ["past_key_values"]
 
@@ -505,8 +598,11 @@ class SymbolInvEncoder(SymbolInvPreTrainedModel):
 
     def __init__(self, config: SymbolInvConfig, embedding: SymbolInvEmbedding | None = None) -> None:
         super().__init__(config)
-        # The embedding is owned by SymbolInvModel; keep a reference outside the module tree so the
-        # weight is stored once.
+        if embedding is None:  # a standalone encoder owns its embedding
+            self.shared = SymbolInvEmbedding(config)
+            embedding = self.shared
+        # Inside SymbolInvModel the embedding is the model's; keep a reference outside the module tree so
+        # the weight is stored once.
         self.__dict__["_embedding"] = embedding
         self.position_angles = make_position_angles(
             config.encoder_position_encoding, config, config.encoder_attention_heads
@@ -522,9 +618,11 @@ class SymbolInvEncoder(SymbolInvPreTrainedModel):
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
         embedding_rows: torch.Tensor | None = None,
+        output_attentions: bool | None = None,
         **kwargs,
-    ) -> SymbolInvEncoderOutput:
+    ) -> SymbolInvEncoderOutput | tuple:
         config = self.config
+        output_attentions = _check_attention_output(config, output_attentions)
         if input_ids is None:
             raise ValueError(
                 "SymbolInvEncoder needs input_ids (inputs_embeds are not supported: the streams "
@@ -560,7 +658,13 @@ class SymbolInvEncoder(SymbolInvPreTrainedModel):
         key_mask = None
         if attention_mask is not None and not bool(attention_mask.all()):
             key_mask = attention_mask.bool()[layout.sample_index][:, None, None, :]
-        ctx = _EncoderContext(layout, stream_symbol_mask(input_ids, layout, config.num_base_tokens), key_mask, rotary)
+        ctx = _EncoderContext(
+            layout,
+            stream_symbol_mask(input_ids, layout, config.num_base_tokens),
+            key_mask,
+            rotary,
+            attentions=[] if output_attentions else None,
+        )
         width = slots.shape[1]
         all_hidden = [] if output_hidden_states else None
         for layer in self.layers:
@@ -569,18 +673,23 @@ class SymbolInvEncoder(SymbolInvPreTrainedModel):
             hidden = layer(hidden, ctx)
         if all_hidden is not None:
             all_hidden.append(to_padded(hidden, layout, width))
-        return SymbolInvEncoderOutput(
+        output = SymbolInvEncoderOutput(
             last_hidden_state=to_padded(hidden, layout, width),
             stream_slots=slots,
             stream_mask=present,
             input_ids=input_ids,
             hidden_states=tuple(all_hidden) if all_hidden is not None else None,
+            attentions=_padded_attentions(ctx.attentions, layout, width),
         )
+        return output if _returns_dict(config, return_dict) else output.to_tuple()
 
 
 class SymbolInvDecoder(SymbolInvPreTrainedModel):
     def __init__(self, config: SymbolInvConfig, embedding: SymbolInvEmbedding | None = None) -> None:
         super().__init__(config)
+        if embedding is None:  # a standalone decoder owns its embedding
+            self.shared = SymbolInvEmbedding(config)
+            embedding = self.shared
         self.__dict__["_embedding"] = embedding
         self.position_angles = make_position_angles(
             config.decoder_position_encoding, config, config.decoder_attention_heads
@@ -597,9 +706,12 @@ class SymbolInvDecoder(SymbolInvPreTrainedModel):
         past_key_values: EncoderDecoderCache | None = None,
         output_hidden_states: bool | None = None,
         embedding_rows: torch.Tensor | None = None,
-    ) -> tuple[torch.Tensor, tuple[torch.Tensor, ...] | None]:
-        """Returns the decoder streams ``(B, S, T, d)`` (padded layout) and optional hidden states."""
+        output_attentions: bool | None = None,
+    ) -> tuple[torch.Tensor, tuple | None, tuple | None, tuple | None]:
+        """Returns the decoder streams ``(B, S, T, d)`` (padded layout) and the optional hidden states,
+        self-attention and cross-attention weights."""
         config = self.config
+        output_attentions = _check_attention_output(config, output_attentions)
         _check_ids(decoder_input_ids, config, "decoder_input_ids")
         embedding = self.__dict__["_embedding"]
         rows = embedding.rows() if embedding_rows is None else embedding_rows
@@ -672,7 +784,11 @@ class SymbolInvDecoder(SymbolInvPreTrainedModel):
             cross_mask=cross_mask,
             encoder_rotary=encoder_rotary,
             cache=cache,
+            attentions=[] if output_attentions else None,
+            cross_attentions=[] if output_attentions else None,
         )
+        if encoder_symbol_mask is not None and config.stream_aggregation == "mean":
+            ctx.mean_encoder_view = aggregate_streams(encoder_states, encoder_symbol_mask, layout)
         all_hidden = [] if output_hidden_states else None
         for layer in self.layers:
             if all_hidden is not None:
@@ -680,7 +796,12 @@ class SymbolInvDecoder(SymbolInvPreTrainedModel):
             hidden = layer(hidden, ctx)
         if all_hidden is not None:
             all_hidden.append(to_padded(hidden, layout, width))
-        return to_padded(hidden, layout, width), tuple(all_hidden) if all_hidden is not None else None
+        return (
+            to_padded(hidden, layout, width),
+            tuple(all_hidden) if all_hidden is not None else None,
+            _padded_attentions(ctx.attentions, layout, width),
+            _padded_attentions(ctx.cross_attentions, layout, width),
+        )
 
 
 def _as_encoder_output(encoder_outputs) -> SymbolInvEncoderOutput:
@@ -730,13 +851,10 @@ class SymbolInvModel(SymbolInvPreTrainedModel):
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
         embedding_rows: torch.Tensor | None = None,
+        output_attentions: bool | None = None,
         **kwargs,
-    ) -> SymbolInvSeq2SeqOutput:
-        if kwargs.get("output_attentions"):
-            raise ValueError(
-                "output_attentions is not supported: attention runs through scaled_dot_product_"
-                "attention, which does not return weights"
-            )
+    ) -> SymbolInvSeq2SeqOutput | tuple:
+        output_attentions = _check_attention_output(self.config, output_attentions)
         if kwargs.get("inputs_embeds") is not None or kwargs.get("decoder_inputs_embeds") is not None:
             raise ValueError("inputs_embeds are not supported: the streams are built from token ids")
         rows = self.shared.rows() if embedding_rows is None else embedding_rows
@@ -747,6 +865,8 @@ class SymbolInvModel(SymbolInvPreTrainedModel):
                 symbol_mask=symbol_mask,
                 output_hidden_states=output_hidden_states,
                 embedding_rows=rows,
+                output_attentions=output_attentions,
+                return_dict=True,
             )
         else:
             encoder_outputs = _as_encoder_output(encoder_outputs)
@@ -757,7 +877,7 @@ class SymbolInvModel(SymbolInvPreTrainedModel):
             past_key_values = EncoderDecoderCache(DynamicCache(), DynamicCache())
         if not use_cache:
             past_key_values = None
-        decoder_states, decoder_hidden = self.decoder(
+        decoder_states, decoder_hidden, decoder_attentions, cross_attentions = self.decoder(
             decoder_input_ids,
             encoder_outputs,
             attention_mask=attention_mask,
@@ -765,8 +885,9 @@ class SymbolInvModel(SymbolInvPreTrainedModel):
             past_key_values=past_key_values,
             output_hidden_states=output_hidden_states,
             embedding_rows=rows,
+            output_attentions=output_attentions,
         )
-        return SymbolInvSeq2SeqOutput(
+        output = SymbolInvSeq2SeqOutput(
             last_hidden_state=decoder_states,
             stream_slots=encoder_outputs.stream_slots,
             stream_mask=encoder_outputs.stream_mask,
@@ -774,7 +895,11 @@ class SymbolInvModel(SymbolInvPreTrainedModel):
             decoder_hidden_states=decoder_hidden,
             encoder_last_hidden_state=encoder_outputs.last_hidden_state,
             encoder_hidden_states=encoder_outputs.hidden_states,
+            decoder_attentions=decoder_attentions,
+            cross_attentions=cross_attentions,
+            encoder_attentions=encoder_outputs.attentions,
         )
+        return output if _returns_dict(self.config, return_dict) else output.to_tuple()
 
 
 def shift_tokens_right(labels: torch.LongTensor, pad_token_id: int, decoder_start_token_id: int) -> torch.LongTensor:
@@ -831,7 +956,7 @@ class SymbolInvForConditionalGeneration(SymbolInvPreTrainedModel, GenerationMixi
         return_dict: bool | None = None,
         num_items_in_batch: int | torch.Tensor | None = None,
         **kwargs,
-    ) -> SymbolInvSeq2SeqLMOutput:
+    ) -> SymbolInvSeq2SeqLMOutput | tuple:
         config = self.config
         if labels is not None:
             _check_ids(labels, config, "labels", allow_ignore=True)
@@ -852,6 +977,7 @@ class SymbolInvForConditionalGeneration(SymbolInvPreTrainedModel, GenerationMixi
             use_cache=use_cache,
             output_hidden_states=output_hidden_states,
             embedding_rows=rows,
+            return_dict=True,
             **kwargs,
         )
         scores = self.model.shared.project(outputs.last_hidden_state, outputs.stream_slots, outputs.stream_mask, rows)
@@ -863,7 +989,7 @@ class SymbolInvForConditionalGeneration(SymbolInvPreTrainedModel, GenerationMixi
             loss = self._loss(logits, labels, num_items_in_batch)
         else:
             logits = self._scale(scores)
-        return SymbolInvSeq2SeqLMOutput(
+        output = SymbolInvSeq2SeqLMOutput(
             loss=loss,
             logits=logits,
             past_key_values=outputs.past_key_values,
@@ -872,7 +998,11 @@ class SymbolInvForConditionalGeneration(SymbolInvPreTrainedModel, GenerationMixi
             encoder_hidden_states=outputs.encoder_hidden_states,
             stream_slots=outputs.stream_slots,
             stream_mask=outputs.stream_mask,
+            decoder_attentions=outputs.decoder_attentions,
+            cross_attentions=outputs.cross_attentions,
+            encoder_attentions=outputs.encoder_attentions,
         )
+        return output if _returns_dict(config, return_dict) else output.to_tuple()
 
     def _scale(self, scores: torch.Tensor) -> torch.Tensor:
         if not self.config.feature_normalization:

@@ -21,58 +21,103 @@ def tree_position_encoding(
     A token's vector concatenates one-hot steps from the token up to the root: [1, 0] for a left (or
     unary) child, [0, 1] for a right child; the root is all zeros, paths are cut at d_model / 2
     steps, EOS and padding get zeros.
+
+    Computed with tensor operations on the ids' device (no host round trip): in Polish notation the
+    subtree of token i ends at the first token k >= i where the count of open operand slots falls below
+    its value before i, which gives every token's ancestors as an ``(L, L)`` mask per sample.
     """
     batch, length = input_ids.shape
+    device = input_ids.device
     max_steps = config.d_model // 2
-    arities = config.token_arities
-    num_base = config.num_base_tokens
-    ids_rows = input_ids.tolist()
-    mask_rows = attention_mask.tolist() if attention_mask is not None else None
-    index: list[int] = []
-    for b, row in enumerate(ids_rows):
-        stack: list[list] = []  # [path, arity, children seen, position]
-        done = False
-        for j, token in enumerate(row):
-            if (mask_rows is not None and not mask_rows[b][j]) or token in (config.eos_token_id, config.pad_token_id):
-                continue
-            if done:
-                raise ValueError(
-                    f"input {b} is not one formula in Polish notation: token {j} (id {token}) follows a "
-                    "complete formula. The tree position encoding needs whole formulas; use "
-                    "encoder_position_encoding='rope' for other inputs."
-                )
-            if stack:
-                parent = stack[-1]
-                path = [0 if parent[2] == 0 else 1] + parent[0]
-                parent[2] += 1
-                if parent[2] == parent[1]:
-                    stack.pop()
-            else:
-                path = []
-            for step, direction in enumerate(path[:max_steps]):
-                index.append(((b * length + j) * max_steps + step) * 2 + direction)
-            arity = arities[token] if token < num_base else 0
-            if arity:
-                stack.append([path, arity, 0, j])
-            elif not stack:
-                done = True
-        if stack or not done:
-            where = (
-                f"the operator at position {stack[-1][3]} (id {row[stack[-1][3]]}) is missing "
-                f"{stack[-1][1] - stack[-1][2]} operand(s)"
-                if stack
-                else "it has no token"
-            )
-            raise ValueError(
-                f"input {b} is not a complete formula in Polish notation: {where}. The tree position "
-                "encoding needs whole formulas; use encoder_position_encoding='rope' for other inputs."
-            )
-    flat = torch.zeros(batch * length * max_steps * 2)
-    flat[torch.tensor(index, dtype=torch.long)] = 1.0
-    encoding = flat.view(batch, length, max_steps * 2)
+    arities = torch.tensor(config.token_arities, dtype=torch.long, device=device)
+    is_base = input_ids < config.num_base_tokens
+    arity = torch.where(is_base, arities[input_ids.clamp(max=config.num_base_tokens - 1)], 0)
+    valid = (input_ids != config.eos_token_id) & (input_ids != config.pad_token_id)
+    if attention_mask is not None:
+        valid = valid & attention_mask.bool()
+    # Open operand slots after each token (before the first token: one, the root).
+    open_after = 1 + torch.cumsum(torch.where(valid, arity - 1, 0), dim=1)
+    open_before = open_after - torch.where(valid, arity - 1, 0)
+    rank = torch.cumsum(valid.long(), dim=1) - 1  # position among the valid tokens
+    _check_complete_formulas(input_ids, valid, arity, open_before, open_after)
+
+    positions = torch.arange(length, device=device)
+    # ends_by[b, i, k]: the subtree of token i is complete after token k (k >= i).
+    ends_by = (positions[None, None, :] >= positions[None, :, None]) & (
+        open_after[:, None, :] < open_before[:, :, None]
+    )
+    ends_by = ends_by & valid[:, None, :]
+    subtree_end = torch.where(ends_by, positions[None, None, :], length).amin(dim=2)  # (B, L)
+    # contains[b, i, j]: token j lies in the subtree of valid token i (i itself included).
+    contains = (
+        (positions[None, None, :] >= positions[None, :, None])
+        & (positions[None, None, :] <= subtree_end[:, :, None])
+        & valid[:, :, None]
+        & valid[:, None, :]
+    )
+    depth = contains.sum(1) - 1  # strict ancestors of each token
+    strict = contains & (positions[None, :, None] != positions[None, None, :])
+    # A token's parent is its deepest strict ancestor: the one that starts last.
+    parent = torch.where(strict, positions[None, :, None], -1).amax(dim=1)  # (B, L), -1 for the root
+    parent_rank = torch.gather(rank, 1, parent.clamp(min=0))
+    direction = (rank != parent_rank + 1).long()  # 0: first (left or only) child, 1: second child
+    # The path of token j takes, k steps up, the direction of its ancestor-or-self at depth D_j - k.
+    steps_up = depth[:, None, :] - depth[:, :, None]  # (B, i, j): D_j - D_i
+    on_path = contains & (depth[:, :, None] >= 1) & (steps_up < max_steps)
+    b, i, j = on_path.nonzero(as_tuple=True)
+    encoding = torch.zeros(batch, length, max_steps * 2, device=device)
+    encoding[b, j, steps_up[b, i, j] * 2 + direction[b, i]] = 1.0
     if encoding.shape[-1] < config.d_model:
         encoding = F.pad(encoding, (0, config.d_model - encoding.shape[-1]))
-    return encoding.to(input_ids.device)
+    return encoding
+
+
+def _check_complete_formulas(
+    input_ids: torch.LongTensor,
+    valid: torch.BoolTensor,
+    arity: torch.LongTensor,
+    open_before: torch.LongTensor,
+    open_after: torch.LongTensor,
+) -> None:
+    """Every sample must be exactly one formula in Polish notation: no token after the formula ends,
+    no operator short of operands. One reduction decides; only a bad batch looks further, for the message."""
+    follows = valid & (open_before <= 0)
+    incomplete = valid.any(1) & (open_after.gather(1, _last_valid(valid)[:, None]).squeeze(1) > 0)
+    empty = ~valid.any(1)
+    if not bool((follows.any(1) | incomplete | empty).any()):
+        return
+    hint = "The tree position encoding needs whole formulas; use encoder_position_encoding='rope' for other inputs."
+    for b in range(input_ids.shape[0]):
+        if bool(follows[b].any()):
+            j = int(follows[b].nonzero()[0])
+            raise ValueError(
+                f"input {b} is not one formula in Polish notation: token {j} (id {int(input_ids[b, j])}) follows "
+                f"a complete formula. {hint}"
+            )
+        if bool(empty[b]):
+            raise ValueError(f"input {b} is not a complete formula in Polish notation: it has no token. {hint}")
+        if bool(incomplete[b]):
+            # The innermost unfinished operator: the last one whose operands do not all follow it.
+            row_valid, row_arity = valid[b], arity[b]
+            positions = row_valid.nonzero().squeeze(1).tolist()
+            open_slots = open_after[b]
+            for p in reversed(positions):
+                if row_arity[p] == 0:
+                    continue
+                later = [k for k in positions if k > p]
+                closed = any(int(open_slots[k]) < int(open_before[b, p]) for k in later)
+                if not closed:
+                    # Its descendants are complete, so the slots still open at the end are its own.
+                    missing = int(open_slots[positions[-1]]) - int(open_before[b, p]) + 1
+                    raise ValueError(
+                        f"input {b} is not a complete formula in Polish notation: the operator at position {p} "
+                        f"(id {int(input_ids[b, p])}) is missing {missing} operand(s). {hint}"
+                    )
+
+
+def _last_valid(valid: torch.BoolTensor) -> torch.LongTensor:
+    positions = torch.arange(valid.shape[1], device=valid.device)
+    return torch.where(valid, positions, 0).amax(dim=1)
 
 
 def initial_automaton_angles(pairs: int, device: torch.device | None = None) -> tuple[torch.Tensor, torch.Tensor]:

@@ -227,9 +227,10 @@ class SymbolInvWrapperEncoder(nn.Module):
                 "SymbolInvWrapperForConditionalGeneration needs input_ids (inputs_embeds are not "
                 "supported: the streams are built by rewriting token ids)"
             )
-        return self.__dict__["_owner"].encode(
+        output = self.__dict__["_owner"].encode(
             input_ids, attention_mask, output_attentions=output_attentions, output_hidden_states=output_hidden_states
         )
+        return output if return_dict is not False else output.to_tuple()
 
 
 class SymbolInvWrapperForConditionalGeneration(PreTrainedModel, GenerationMixin):
@@ -576,7 +577,7 @@ class SymbolInvWrapperForConditionalGeneration(PreTrainedModel, GenerationMixin)
         if labels is not None:
             loss = self._loss(logits, labels, num_items_in_batch)
         decoder_hidden = getattr(outputs, "decoder_hidden_states", None)
-        return SymbolInvWrapperSeq2SeqLMOutput(
+        output = SymbolInvWrapperSeq2SeqLMOutput(
             loss=loss,
             logits=logits,
             past_key_values=past_key_values,
@@ -586,6 +587,7 @@ class SymbolInvWrapperForConditionalGeneration(PreTrainedModel, GenerationMixin)
             stream_symbol_ids=stream_symbol_ids,
             stream_mask=stream_mask,
         )
+        return output if (config.return_dict if return_dict is None else return_dict) else output.to_tuple()
 
     def _combine_stream_logits(self, row_logits: torch.Tensor, rows: _StreamRows) -> torch.Tensor:
         """The projection of paper Alg. 5 over the wrapped model's per-stream logits ``(R, T, V) -> (B, T, V)``.

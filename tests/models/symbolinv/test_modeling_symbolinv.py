@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import math
 import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 import torch
-from transformers import AutoConfig, AutoModel, AutoModelForSeq2SeqLM, pipeline
+from testers import GenerationTesterMixin, ModelTesterMixin, RenamingInvarianceTesterMixin, assert_fails
+from transformers import AutoConfig, AutoModel, AutoModelForSeq2SeqLM, AutoTokenizer, pipeline
 
 from hf_symbolinv import SymbolInvConfig, SymbolInvForConditionalGeneration, SymbolInvModel, SymbolInvTokenizer
 from hf_symbolinv.models.symbolinv.modeling_symbolinv import make_stream_pooling
@@ -19,6 +23,7 @@ from hf_symbolinv.models.symbolinv.positions import automaton_encoding, initial_
 from hf_symbolinv.models.symbolinv.streams import aggregate_streams, make_layout
 from hf_symbolinv.models.symbolinv.vocabulary import get_vocabulary
 
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 TINY = dict(
     d_model=16,
     encoder_layers=2,
@@ -624,3 +629,204 @@ def test_saved_folder_loads_without_the_package_and_runs_the_pipeline(tmp_path) 
     renamed = {"a": "req_ack", "b": "grant"}
     tokens = [renamed.get(t, t) for t in (tokenizer.tokenize(expected) if expected else [])]
     assert lines["RENAMED"] == (" " if any(len(t) > 1 for t in tokens) else "").join(tokens)
+
+
+# --------------------------------------------------------------------------------------------------
+# The model-agnostic properties (tests/models/testers.py)
+# --------------------------------------------------------------------------------------------------
+SAVED_SIT_FILES = frozenset(
+    {
+        "config.json",
+        "generation_config.json",
+        "model.safetensors",
+        "configuration_symbolinv.py",
+        "modeling_symbolinv.py",
+        "pipeline_symbolinv.py",
+        "pooling.py",
+        "positions.py",
+        "streams.py",
+        "symbols.py",
+        "tokenization_symbolinv.py",
+        "tokenizer_config.json",
+        "vocabulary.py",
+    }
+)
+
+
+@functools.cache
+def _trained_ltl_full() -> SymbolInvForConditionalGeneration:
+    return trained_tiny("ltl-full")
+
+
+class TestSymbolInvProperties(ModelTesterMixin, GenerationTesterMixin, RenamingInvarianceTesterMixin):
+    auto_class_name = "AutoModelForSeq2SeqLM"
+    expected_saved_files = SAVED_SIT_FILES
+    preset = "ltl-full"
+
+    def make_model(self) -> SymbolInvForConditionalGeneration:
+        return copy.deepcopy(_trained_ltl_full()).eval()
+
+    def make_tokenizer(self) -> SymbolInvTokenizer:
+        return SymbolInvTokenizer.from_preset("ltl")
+
+    def make_inputs(self, model) -> dict:
+        ids, mask, labels = mixed_batch(model.config.vocabulary)
+        decoder_input_ids = model.prepare_decoder_input_ids_from_labels(labels.masked_fill(labels == 0, -100))
+        return dict(input_ids=ids, attention_mask=mask, decoder_input_ids=decoder_input_ids)
+
+    def make_generation_inputs(self, model) -> dict:
+        ids, mask, _ = mixed_batch(model.config.vocabulary, seed=3)
+        return dict(input_ids=ids, attention_mask=mask)
+
+    def symbol_permutation(self, model, seed: int) -> torch.Tensor:
+        return torch.randperm(model.config.num_symbol_slots, generator=torch.Generator().manual_seed(seed))
+
+    def rename_inputs(self, inputs: dict, permutation: torch.Tensor) -> dict:
+        num_base = get_vocabulary("ltl").num_base_tokens
+        renamed = dict(inputs)
+        for key in ("input_ids", "decoder_input_ids"):
+            if key in renamed:
+                renamed[key] = rename(renamed[key], permutation, num_base)
+        return renamed
+
+    def permute_logits(self, logits: torch.Tensor, permutation: torch.Tensor) -> torch.Tensor:
+        return permute_symbol_columns(logits, permutation, get_vocabulary("ltl").num_base_tokens)
+
+    def emits_symbols(self, sequences: torch.Tensor, model) -> bool:
+        return bool((sequences >= model.config.num_base_tokens).any())
+
+
+class TestComplexAggregationProperties(TestSymbolInvProperties):
+    """The same properties with the complex multiset pooling and learned position angles."""
+
+    def make_model(self) -> SymbolInvForConditionalGeneration:
+        return trained_tiny(
+            "ltl-full",
+            steps=30,
+            stream_aggregation="complex",
+            encoder_position_encoding="automaton_learned",
+            decoder_position_encoding="rope_learned",
+        )
+
+    # Saving and remote loading are the same code paths as the parent class's model.
+    test_loads_where_the_package_cannot_be_imported = None
+    test_saved_folder_holds_only_the_familys_files = None
+
+
+def test_the_renaming_tester_fails_a_fixed_embedding_model() -> None:
+    """The negative control: a model that is not invariant must fail the testers' renaming property."""
+
+    class FixedEmbedding(TestSymbolInvProperties):
+        def make_model(self) -> SymbolInvForConditionalGeneration:
+            return tiny("ltl-vanilla", num_symbol_embeddings=26, init_std=1.0)
+
+        def symbol_permutation(self, model, seed: int) -> torch.Tensor:
+            return torch.cat([torch.arange(8).flip(0), torch.arange(8, model.config.num_symbol_slots)])
+
+    assert_fails(FixedEmbedding().test_logits_permute_under_renaming)
+
+
+def test_tree_position_encoding_equals_the_naive_parse() -> None:
+    """The tensor computation against a direct reading of the Polish-notation parse, token by token."""
+    config = SymbolInvConfig.from_preset("ltl", **TINY)
+    gen = torch.Generator().manual_seed(0)
+    slots = list(range(6))
+    rows = [random_formula(gen, "ltl", slots, int(torch.randint(1, 25, (1,), generator=gen))) for _ in range(40)]
+    ids, mask = batch_of(rows)
+    encoding = tree_position_encoding(ids, mask, config)
+    arity = config.token_arities
+    expected = torch.zeros_like(encoding)
+    for b, row in enumerate(rows):
+        paths: list[list[int]] = []
+        stack: list[list] = []  # [path, arity, children seen]
+        for token in row:
+            if stack:
+                parent = stack[-1]
+                path = [0 if parent[2] == 0 else 1] + parent[0]
+                parent[2] += 1
+                if parent[2] == parent[1]:
+                    stack.pop()
+            else:
+                path = []
+            paths.append(path)
+            if token < config.num_base_tokens and arity[token]:
+                stack.append([path, arity[token], 0])
+        for j, path in enumerate(paths):
+            for step, direction in enumerate(path[: config.d_model // 2]):
+                expected[b, j, step * 2 + direction] = 1.0
+    assert torch.equal(encoding, expected)
+
+
+def test_eager_attention_returns_weights_and_sdpa_refuses_to() -> None:
+    model = tiny("ltl-full")
+    inputs = TestSymbolInvProperties().make_inputs(model)
+    with pytest.raises(ValueError, match="output_attentions=True needs attn_implementation='eager'"):
+        model(**inputs, output_attentions=True)
+    model.set_attn_implementation("eager")
+    with torch.no_grad():
+        out = model(**inputs, output_attentions=True)
+    batch, length = inputs["input_ids"].shape
+    streams = out.stream_mask.shape[1]
+    # ltl-full: EP and EA per encoder layer; DP, DA per decoder layer; CP and CA as cross-attention.
+    assert len(out.encoder_attentions) == 2 * model.config.encoder_layers
+    assert len(out.decoder_attentions) == len(out.cross_attentions) == 2 * model.config.decoder_layers
+    assert out.encoder_attentions[0].shape == (batch, streams, 2, length, length)
+    present = out.stream_mask
+    rows = out.encoder_attentions[0][present].sum(-1)  # every present stream's weights sum to one
+    torch.testing.assert_close(rows, torch.ones_like(rows))
+
+
+def test_a_standalone_encoder_owns_its_embedding(tmp_path) -> None:
+    from hf_symbolinv import SymbolInvEncoder
+
+    config = SymbolInvConfig.from_preset("ltl", **TINY)
+    encoder = SymbolInvEncoder(config).eval()
+    ids, mask, _ = mixed_batch("ltl")
+    with torch.no_grad():
+        out = encoder(input_ids=ids, attention_mask=mask)
+    assert out.last_hidden_state.shape[:2] == out.stream_mask.shape
+    encoder.save_pretrained(tmp_path)
+    reloaded = SymbolInvEncoder.from_pretrained(tmp_path).eval()
+    with torch.no_grad():
+        assert torch.equal(reloaded(input_ids=ids, attention_mask=mask).last_hidden_state, out.last_hidden_state)
+
+
+def test_bf16_autocast_trains_and_generation_stays_renamed() -> None:
+    model = tiny("prop-best")
+    ids, mask, labels = mixed_batch("prop")
+    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
+    model.train()
+    losses = []
+    for _ in range(15):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        losses.append(float(loss))
+    assert all(math.isfinite(value) for value in losses) and losses[-1] < losses[0]
+    model.eval()
+    permutation = torch.randperm(model.config.num_symbol_slots, generator=torch.Generator().manual_seed(2))
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        for kwargs in (dict(), dict(num_beams=3)):
+            original = model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=8, **kwargs)
+            renamed = model.generate(
+                input_ids=rename(ids, permutation, 10), attention_mask=mask, max_new_tokens=8, **kwargs
+            )
+            assert torch.equal(renamed, rename(original, permutation, 10))
+
+
+def test_checkpoints_saved_before_the_layout_change_still_load() -> None:
+    folder = FIXTURES / "pre_layout" / "sit"
+    reference = torch.load(FIXTURES / "pre_layout" / "sit_reference.pt")
+    expected = reference.pop("logits")
+    model = AutoModelForSeq2SeqLM.from_pretrained(folder).eval()
+    assert isinstance(model, SymbolInvForConditionalGeneration)
+    with torch.no_grad():
+        logits = model(**reference).logits
+    torch.testing.assert_close(logits, expected, atol=1e-5, rtol=1e-5)
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    assert isinstance(tokenizer, SymbolInvTokenizer)
+    assert (
+        tokenizer("&a|!bc")["input_ids"] == reference["input_ids"][0][: len(tokenizer("&a|!bc")["input_ids"])].tolist()
+    )

@@ -7,9 +7,11 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 import torch
+from testers import GenerationTesterMixin, ModelTesterMixin, RenamingInvarianceTesterMixin
 from tokenizers import Tokenizer, models, pre_tokenizers
 from transformers import (
     AutoConfig,
@@ -514,3 +516,66 @@ def test_cli_wraps_a_saved_bart_checkpoint(tokenizer, tmp_path, capsys):
         )
     assert main(["convert", str(tmp_path / "bart"), str(tmp_path / "bad"), "--actual", "zz"]) == 2
     assert "'zz'" in capsys.readouterr().err and not (tmp_path / "bad").exists()
+
+
+# ---------------------------------------------------------------------------------------------------
+# The model-agnostic properties (tests/models/testers.py)
+# ---------------------------------------------------------------------------------------------------
+class TestWrapperProperties(ModelTesterMixin, GenerationTesterMixin, RenamingInvarianceTesterMixin):
+    auto_class_name = "AutoModelForSeq2SeqLM"
+    expected_saved_files = frozenset(
+        {
+            "config.json",
+            "generation_config.json",
+            "model.safetensors",
+            "configuration_symbolinv_wrapper.py",
+            "modeling_symbolinv_wrapper.py",
+            "streams.py",
+            "tokenizer.json",
+            "tokenizer_config.json",
+        }
+    )
+    max_new_tokens = 6
+    #: Renamings of the symbols used by INPUTS onto other letters (c, d, e, x, y, z, a, q).
+    renamings = (
+        {"c": "p", "d": "c", "e": "w", "x": "e", "y": "x", "z": "y", "q": "d"},
+        {"c": "k", "d": "m", "e": "n", "x": "o", "y": "r", "z": "s", "q": "t"},
+        {"c": "d", "d": "c", "x": "z", "z": "x"},
+    )
+
+    def make_model(self) -> SymbolInvWrapperForConditionalGeneration:
+        model, _ = SymbolInvWrapperForConditionalGeneration.from_seq2seq(make_bart(), make_tokenizer(), "a", "b")
+        return model.eval()
+
+    def make_tokenizer(self) -> PreTrainedTokenizerFast:
+        return make_tokenizer()
+
+    def make_inputs(self, model) -> dict:
+        inputs = batch(make_tokenizer(), INPUTS[:4])
+        decoder = torch.tensor([[EOS, token_id("&"), token_id("c")]] * 4)
+        return dict(inputs, decoder_input_ids=decoder)
+
+    def make_generation_inputs(self, model) -> dict:
+        return batch(make_tokenizer(), INPUTS[:4])
+
+    def symbol_permutation(self, model, seed: int) -> dict[str, str]:
+        return self.renamings[seed % len(self.renamings)]
+
+    def rename_inputs(self, inputs: dict, permutation: dict[str, str]) -> dict:
+        return {key: rename_ids(value, permutation) if "input_ids" in key else value for key, value in inputs.items()}
+
+    def permute_logits(self, logits: torch.Tensor, permutation: dict[str, str]) -> torch.Tensor:
+        return rename_columns(logits, permutation)
+
+    def emits_symbols(self, sequences: torch.Tensor, model) -> bool:
+        return bool((sequences >= len(BASE_TOKENS)).any())
+
+
+def test_checkpoints_saved_before_the_layout_change_still_load():
+    fixtures = Path(__file__).resolve().parents[2] / "fixtures" / "pre_layout"
+    reference = torch.load(fixtures / "wrapper_reference.pt")
+    expected = reference.pop("logits")
+    model = AutoModelForSeq2SeqLM.from_pretrained(fixtures / "wrapper").eval()
+    assert isinstance(model, SymbolInvWrapperForConditionalGeneration)
+    with torch.no_grad():
+        torch.testing.assert_close(model(**reference).logits, expected, atol=1e-5, rtol=1e-5)

@@ -1,0 +1,229 @@
+"""Model-agnostic properties, written once and run by every model family's tests.
+
+A family's test module subclasses the mixins and provides a few factories:
+
+* ``ModelTesterMixin``: ``make_model()`` (a tiny model in eval mode), ``make_inputs(model)`` (forward
+  keyword arguments for a small batch, no labels), ``make_tokenizer()`` (saved with the model, or
+  None), ``auto_class_name`` (the Auto class that loads the saved folder, e.g. ``"AutoModelForSeq2SeqLM"``)
+  and ``expected_saved_files`` (the exact file list of a saved folder: only the family's own files).
+  Tests: save/load round trip through the Auto class, the saved file list, loading with
+  ``trust_remote_code=True`` in a process where the package cannot be imported, ``return_dict=False``,
+  eager and sdpa attention agreeing, and gradient checkpointing giving the same gradients.
+* ``GenerationTesterMixin``: ``make_generation_inputs(model)``; tests that the key-value cache changes
+  no greedy or beam-search output.
+* ``RenamingInvarianceTesterMixin``: ``rename_inputs(inputs, permutation)``, ``permute_logits(logits,
+  permutation)`` and ``symbol_permutation(model, seed)``; tests that renaming the input's symbols
+  permutes the logits' symbol columns and renames greedy and beam-search outputs.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+#: (name, generate keyword arguments) of the decoding modes every generation property is checked with.
+GENERATION_MODES = (
+    ("greedy", {}),
+    ("beam", {"num_beams": 3}),
+    ("beam-returning-2", {"num_beams": 3, "num_return_sequences": 2}),
+)
+
+
+def output_logits(outputs: Any) -> torch.Tensor:
+    return outputs.logits if hasattr(outputs, "logits") else outputs[0]
+
+
+class ModelTesterMixin:
+    auto_class_name: str = "AutoModel"
+    expected_saved_files: frozenset[str] = frozenset()
+    #: Tolerance of "the same logits" between two code paths computing the same function.
+    atol: float = 1e-5
+
+    def make_model(self) -> Any:
+        raise NotImplementedError
+
+    def make_inputs(self, model: Any) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def make_tokenizer(self) -> Any:
+        return None
+
+    # -- helpers ------------------------------------------------------------------------------------
+    def save(self, model: Any, folder: os.PathLike) -> None:
+        model.save_pretrained(folder)
+        tokenizer = self.make_tokenizer()
+        if tokenizer is not None:
+            tokenizer.save_pretrained(folder)
+
+    @torch.no_grad()
+    def logits(self, model: Any, inputs: dict[str, Any]) -> torch.Tensor:
+        return output_logits(model(**inputs))
+
+    # -- properties ---------------------------------------------------------------------------------
+    def test_save_load_round_trip(self, tmp_path) -> None:
+        import transformers
+
+        model = self.make_model()
+        inputs = self.make_inputs(model)
+        self.save(model, tmp_path)
+        loaded = getattr(transformers, self.auto_class_name).from_pretrained(tmp_path).eval()
+        assert type(loaded) is type(model)
+        assert torch.equal(self.logits(loaded, inputs), self.logits(model, inputs))
+
+    def test_saved_folder_holds_only_the_familys_files(self, tmp_path) -> None:
+        self.save(self.make_model(), tmp_path)
+        assert set(os.listdir(tmp_path)) == set(self.expected_saved_files)
+
+    def test_loads_where_the_package_cannot_be_imported(self, tmp_path) -> None:
+        model = self.make_model()
+        inputs = self.make_inputs(model)
+        folder = tmp_path / "checkpoint"
+        self.save(model, folder)
+        torch.save({"inputs": inputs, "logits": self.logits(model, inputs)}, tmp_path / "reference.pt")
+        script = textwrap.dedent(f"""
+            import sys
+            sys.modules["hf_symbolinv"] = None  # as where the package is not installed
+            try:
+                import hf_symbolinv
+                raise SystemExit("hf_symbolinv must not be importable here")
+            except ImportError:
+                pass
+            import torch, transformers
+            reference = torch.load({str(tmp_path / "reference.pt")!r})
+            auto = getattr(transformers, {self.auto_class_name!r})
+            model = auto.from_pretrained({str(folder)!r}, trust_remote_code=True).eval()
+            assert not type(model).__module__.startswith("hf_symbolinv"), type(model).__module__
+            with torch.no_grad():
+                out = model(**reference["inputs"])
+            logits = out.logits if hasattr(out, "logits") else out[0]
+            print("MAXDIFF", float((logits - reference["logits"]).abs().nan_to_num(0.0).max()))
+            print("INF", bool(torch.equal(torch.isinf(logits), torch.isinf(reference["logits"]))))
+        """)
+        env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+        done = subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert "MAXDIFF 0.0" in done.stdout and "INF True" in done.stdout, done.stdout
+
+    def test_return_dict_false_gives_a_tuple(self) -> None:
+        model = self.make_model()
+        inputs = self.make_inputs(model)
+        with torch.no_grad():
+            as_tuple = model(**inputs, return_dict=False)
+            as_output = model(**inputs)
+        assert isinstance(as_tuple, tuple)
+        assert torch.equal(as_tuple[0], output_logits(as_output))
+
+    def test_eager_and_sdpa_attention_agree(self) -> None:
+        model = self.make_model()
+        if not getattr(model, "_supports_sdpa", False):
+            return
+        inputs = self.make_inputs(model)
+        model.set_attn_implementation("eager")
+        eager = self.logits(model, inputs)
+        model.set_attn_implementation("sdpa")
+        sdpa = self.logits(model, inputs)
+        finite = torch.isfinite(eager)
+        assert torch.equal(finite, torch.isfinite(sdpa))
+        torch.testing.assert_close(sdpa[finite], eager[finite], atol=self.atol, rtol=self.atol)
+
+    def loss_for_gradients(self, model: Any, inputs: dict[str, Any]) -> torch.Tensor:
+        """A scalar depending on every output: the family may override with its own loss."""
+        logits = output_logits(model(**inputs))
+        return logits.masked_fill(~torch.isfinite(logits), 0.0).square().mean()
+
+    def test_gradient_checkpointing_gives_the_same_gradients(self) -> None:
+        model = self.make_model()
+        if not model.supports_gradient_checkpointing:
+            return
+        inputs = self.make_inputs(model)
+        model.train()  # checkpointing is active in training mode; the tiny configs have no dropout
+
+        def gradients() -> dict[str, torch.Tensor]:
+            model.zero_grad()
+            self.loss_for_gradients(model, inputs).backward()
+            return {name: p.grad.clone() for name, p in model.named_parameters() if p.grad is not None}
+
+        plain = gradients()
+        model.activation_checkpointing_enable(activation_checkpointing_kwargs={"use_reentrant": False})
+        assert model.is_activation_checkpointing
+        checkpointed = gradients()
+        model.activation_checkpointing_disable()
+        assert plain.keys() == checkpointed.keys() and plain
+        for name, grad in plain.items():
+            torch.testing.assert_close(checkpointed[name], grad, atol=self.atol, rtol=self.atol, msg=name)
+
+
+class GenerationTesterMixin:
+    max_new_tokens: int = 10
+
+    def make_generation_inputs(self, model: Any) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def test_cache_changes_no_generated_output(self) -> None:
+        model = self.make_model()
+        inputs = self.make_generation_inputs(model)
+        for name, kwargs in GENERATION_MODES:
+            cached = model.generate(**inputs, max_new_tokens=self.max_new_tokens, use_cache=True, **kwargs)
+            uncached = model.generate(**inputs, max_new_tokens=self.max_new_tokens, use_cache=False, **kwargs)
+            assert torch.equal(cached, uncached), name
+
+
+class RenamingInvarianceTesterMixin:
+    """Renaming a sample's symbols renames the model's answer: logits permute, generations are renamed."""
+
+    def symbol_permutation(self, model: Any, seed: int) -> Any:
+        raise NotImplementedError
+
+    def rename_inputs(self, inputs: dict[str, Any], permutation: Any) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def permute_logits(self, logits: torch.Tensor, permutation: Any) -> torch.Tensor:
+        raise NotImplementedError
+
+    def rename_outputs(self, sequences: torch.Tensor, permutation: Any) -> torch.Tensor:
+        return self.rename_inputs({"input_ids": sequences}, permutation)["input_ids"]
+
+    def emits_symbols(self, sequences: torch.Tensor, model: Any) -> bool:
+        """Whether generated sequences contain symbols (so that a renaming test is not vacuous)."""
+        return True
+
+    def test_logits_permute_under_renaming(self) -> None:
+        model = self.make_model()
+        inputs = self.make_inputs(model)
+        for seed in range(3):
+            permutation = self.symbol_permutation(model, seed)
+            with torch.no_grad():
+                original = output_logits(model(**inputs))
+                renamed = output_logits(model(**self.rename_inputs(inputs, permutation)))
+            expected = self.permute_logits(original, permutation)
+            assert torch.equal(torch.isinf(renamed), torch.isinf(expected))
+            finite = torch.isfinite(expected)
+            torch.testing.assert_close(renamed[finite], expected[finite], atol=1e-5, rtol=1e-5)
+
+    def test_generation_is_renamed_with_the_input(self) -> None:
+        model = self.make_model()
+        inputs = self.make_generation_inputs(model)
+        permutation = self.symbol_permutation(model, 7)
+        renamed_inputs = self.rename_inputs(inputs, permutation)
+        for name, kwargs in GENERATION_MODES:
+            original = model.generate(**inputs, max_new_tokens=self.max_new_tokens, **kwargs)
+            renamed = model.generate(**renamed_inputs, max_new_tokens=self.max_new_tokens, **kwargs)
+            assert torch.equal(renamed, self.rename_outputs(original, permutation)), name
+            assert self.emits_symbols(original, model), f"{name}: no symbol generated, the test would be vacuous"
+
+
+def assert_fails(check: Callable[[], None]) -> None:
+    """For the negative control of a property: ``check`` must raise AssertionError."""
+    try:
+        check()
+    except AssertionError:
+        return
+    raise AssertionError("the property holds for a model that should break it: the test could not fail")
