@@ -23,6 +23,69 @@ DEFAULT_MAX_SYMBOLS = 64
 
 # Fields a saved checkpoint must carry: defaults silently filled in for these would build a
 # different network than the one whose weights are being loaded.
+#: The type each field must have (checked at construction, so a bad config.json fails at load, not in torch).
+FIELD_TYPES: dict[str, tuple[type, ...]] = {
+    **dict.fromkeys(
+        (
+            "vocab_size",
+            "num_base_tokens",
+            "d_model",
+            "encoder_layers",
+            "decoder_layers",
+            "encoder_attention_heads",
+            "decoder_attention_heads",
+            "encoder_ffn_dim",
+            "decoder_ffn_dim",
+            "max_position_embeddings",
+            "aggregation_states",
+            "max_streams",
+            "num_symbol_embeddings",
+            "random_embedding_dim",
+        ),
+        (int,),
+    ),
+    **dict.fromkeys(
+        (
+            "dropout",
+            "attention_dropout",
+            "activation_dropout",
+            "layer_norm_eps",
+            "rope_theta",
+            "adacos_max_scale",
+            "init_std",
+        ),
+        (float, int),
+    ),
+    **dict.fromkeys(("feature_normalization", "embedding_scale", "use_cache"), (bool,)),
+    **dict.fromkeys(
+        (
+            "stream_attention",
+            "embedding_type",
+            "encoder_position_encoding",
+            "decoder_position_encoding",
+            "loss_type",
+            "stream_aggregation",
+            "random_embedding_method",
+            "vocabulary",
+        ),
+        (str,),
+    ),
+    "token_arities": (list, tuple),
+}
+FIELD_TYPES.update(dict.fromkeys(("pad_token_id", "eos_token_id", "bos_token_id", "decoder_start_token_id"), (int,)))
+OPTIONAL_FIELDS = frozenset(
+    {
+        "aggregation_states",
+        "vocabulary",
+        "token_arities",
+        "pad_token_id",
+        "eos_token_id",
+        "bos_token_id",
+        "decoder_start_token_id",
+    }
+)
+DTYPE_NAMES = frozenset({"float32", "float16", "bfloat16", "float64", "auto"})
+
 REQUIRED_CHECKPOINT_FIELDS = (
     "vocab_size",
     "num_base_tokens",
@@ -176,6 +239,7 @@ class SymbolInvConfig(PreTrainedConfig):
     tie_word_embeddings: bool = True
 
     def __post_init__(self, **kwargs: Any) -> None:
+        self._check_field_types()
         if self.token_arities is None and self.vocabulary is not None:
             vocabulary = get_vocabulary(self.vocabulary)
             if vocabulary.num_base_tokens == self.num_base_tokens:
@@ -199,6 +263,20 @@ class SymbolInvConfig(PreTrainedConfig):
 
     def uses(self, code: str) -> bool:
         return code in self.attention_codes
+
+    def _check_field_types(self) -> None:
+        """Types first, before any field is used: a wrong type must fail here, naming the field, not deep in torch."""
+        for field, kinds in FIELD_TYPES.items():
+            value = getattr(self, field)
+            if value is None and field in OPTIONAL_FIELDS:
+                continue
+            # bool is an int in Python; a flag given as 1, or a size given as True, is still a mistake.
+            if isinstance(value, bool) != (bool in kinds) or not isinstance(value, kinds):
+                names = " or ".join(kind.__name__ for kind in kinds)
+                raise ValueError(f"SymbolInvConfig.{field}: must be {names}, got {value!r} ({type(value).__name__})")
+        dtype = getattr(self, "dtype", None)
+        if isinstance(dtype, str) and dtype not in DTYPE_NAMES:
+            raise ValueError(f"SymbolInvConfig.dtype: unknown dtype {dtype!r}; choose one of {sorted(DTYPE_NAMES)}")
 
     def validate_symbolinv(self) -> None:
         """Raise ``ValueError`` naming the field for unknown values and impossible combinations."""
@@ -336,6 +414,19 @@ class SymbolInvConfig(PreTrainedConfig):
     @classmethod
     def from_dict(cls, config_dict: dict[str, Any], **kwargs: Any) -> Any:
         missing = [field for field in REQUIRED_CHECKPOINT_FIELDS if field not in config_dict and field not in kwargs]
+        unknown = sorted(set(config_dict) - _known_fields())
+        for field in ("id2label", "label2id"):
+            mapping = config_dict.get(field)
+            if mapping is not None and not isinstance(mapping, dict):
+                raise ValueError(f"SymbolInvConfig.{field}: must be a mapping, got {mapping!r}")
+        bad_labels = [key for key in (config_dict.get("id2label") or {}) if not str(key).lstrip("-").isdigit()]
+        if bad_labels:
+            raise ValueError(f"SymbolInvConfig.id2label: keys must be label ids (integers), got {bad_labels!r}")
+        if unknown:
+            raise ValueError(
+                f"this {cls.model_type} checkpoint's config has unknown field(s) {', '.join(unknown)}: a typo, or "
+                "a config.json written for another model"
+            )
         if missing:
             raise ValueError(
                 f"this {cls.model_type} checkpoint's config lacks the field(s) {', '.join(missing)}; "
@@ -348,6 +439,14 @@ class SymbolInvConfig(PreTrainedConfig):
         # Always write every field: a Hub user's config.json then describes the network fully,
         # and from_dict can tell a truncated file from a default value.
         return self.to_dict()
+
+
+def _known_fields() -> set[str]:
+    """Every field a SymbolInvConfig's config.json may hold: its own and PreTrainedConfig's."""
+    own = set(SymbolInvConfig.__dataclass_fields__) if hasattr(SymbolInvConfig, "__dataclass_fields__") else set()
+    base = set(PreTrainedConfig().to_dict())
+    written = set(SymbolInvConfig.from_preset("ltl").to_dict())
+    return own | base | written | {"custom_pipelines", "auto_map", "architectures", "transformers_version"}
 
 
 __all__ = ["PRESETS", "SymbolInvConfig"]

@@ -17,8 +17,11 @@ Absent streams never enter a mean, a restore or a logit, so they never change a 
 
 from __future__ import annotations
 
+import json
 import math
+import os
 from dataclasses import dataclass
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
@@ -161,8 +164,6 @@ class SymbolInvEmbedding(nn.Module):
         Computed in float32 even under autocast: the first-appearance tie-break (``TIE_BREAK``) is below
         bfloat16's resolution, and half-precision scores would let ties fall to the slot ids.
         """
-        config = self.config
-        batch, width, length, _ = hidden.shape
         with torch.autocast(device_type=hidden.device.type, enabled=False):
             return self._project(hidden.float(), slots, present, rows.float())
 
@@ -540,6 +541,116 @@ def _check_attention_output(config: SymbolInvConfig, output_attentions: bool | N
 
 
 # ---------------------------------------------------------------------------------------------------
+# Strict loading
+# ---------------------------------------------------------------------------------------------------
+#: Safetensors metadata key holding the architecture fields a checkpoint's weights were saved with.
+ARCHITECTURE_METADATA_KEY = "symbolinv_architecture"
+#: The config fields that change what the weights compute (dropout, limits and flags do not).
+ARCHITECTURE_FIELDS = (
+    "vocab_size",
+    "num_base_tokens",
+    "token_arities",
+    "d_model",
+    "encoder_layers",
+    "decoder_layers",
+    "encoder_attention_heads",
+    "decoder_attention_heads",
+    "encoder_ffn_dim",
+    "decoder_ffn_dim",
+    "layer_norm_eps",
+    "stream_attention",
+    "embedding_type",
+    "encoder_position_encoding",
+    "decoder_position_encoding",
+    "rope_theta",
+    "feature_normalization",
+    "loss_type",
+    "embedding_scale",
+    "stream_aggregation",
+    "num_aggregation_states",
+    "num_symbol_embeddings",
+    "random_embedding_method",
+    "random_embedding_dim",
+    "pad_token_id",
+    "eos_token_id",
+    "decoder_start_token_id",
+)
+
+
+def architecture_of(config: SymbolInvConfig) -> dict:
+    return {field: getattr(config, field) for field in ARCHITECTURE_FIELDS}
+
+
+def _weight_files(folder: Path) -> list[Path]:
+    return sorted(folder.glob("*.safetensors"))
+
+
+def record_architecture(save_directory: str | os.PathLike, config: SymbolInvConfig) -> None:
+    """Rewrite the saved safetensors files with the architecture fields in their metadata."""
+    from safetensors import safe_open
+    from safetensors.torch import save_file
+
+    text = json.dumps(architecture_of(config), sort_keys=True)
+    for path in _weight_files(Path(save_directory)):
+        with safe_open(str(path), framework="pt") as handle:
+            metadata = dict(handle.metadata() or {})
+            tensors = {name: handle.get_tensor(name) for name in handle.keys()}
+        if metadata.get(ARCHITECTURE_METADATA_KEY) == text:
+            continue
+        metadata[ARCHITECTURE_METADATA_KEY] = text
+        staging = path.with_name(path.name + ".tmp")
+        save_file(tensors, str(staging), metadata=metadata)
+        os.replace(staging, path)
+
+
+def saved_architecture(source: str | os.PathLike) -> dict | None:
+    """The architecture fields recorded in a local checkpoint's weights (None when not recorded)."""
+    from safetensors import safe_open
+
+    folder = Path(source)
+    if not folder.is_dir():
+        return None
+    for path in _weight_files(folder):
+        with safe_open(str(path), framework="pt") as handle:
+            text = (handle.metadata() or {}).get(ARCHITECTURE_METADATA_KEY)
+        if text is not None:
+            return json.loads(text)
+    return None
+
+
+def check_loaded_model(model: PreTrainedModel, info: dict, source: str | os.PathLike) -> None:
+    problems = []
+    for kind in ("missing_keys", "unexpected_keys", "mismatched_keys"):
+        names = sorted(str(name if isinstance(name, str) else name[0]) for name in info.get(kind) or ())
+        if names:
+            shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
+            problems.append(f"{kind.replace('_keys', '')} weights: {shown}")
+    saved = saved_architecture(source)
+    if saved is not None:
+        current = architecture_of(model.config)
+        differing = [field for field in ARCHITECTURE_FIELDS if field in saved and saved[field] != current[field]]
+        if differing:
+            pairs = ", ".join(
+                f"{field} = {current[field]!r} (weights saved with {saved[field]!r})" for field in differing
+            )
+            problems.insert(0, f"config.json disagrees with the weights: {pairs}")
+    if problems:
+        raise ValueError(
+            f"cannot load {source}: " + "; ".join(problems) + ". The config, the weights and the model class must "
+            "come from one save_pretrained; edit nothing by hand."
+        )
+    bad = [
+        name
+        for name, tensor in model.state_dict().items()
+        if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all())
+    ]
+    if bad:
+        raise ValueError(
+            f"cannot load {source}: NaN or infinite values in {', '.join(bad[:6])} (a corrupt or diverged checkpoint)"
+        )
+
+
+# ---------------------------------------------------------------------------------------------------
 # Models
 # ---------------------------------------------------------------------------------------------------
 class SymbolInvPreTrainedModel(PreTrainedModel):
@@ -552,6 +663,32 @@ class SymbolInvPreTrainedModel(PreTrainedModel):
     _supports_attention_backend = False  # eager and sdpa: other kernels take no boolean per-stream masks
     _no_split_modules = ["SymbolInvEncoderLayer", "SymbolInvDecoderLayer"]
     _skip_keys_device_placement = ["past_key_values"]
+
+    def save_pretrained(self, save_directory, *args, push_to_hub: bool = False, **kwargs):
+        """``PreTrainedModel.save_pretrained``, and the architecture fields recorded in the weights files'
+        metadata: ``from_pretrained`` then refuses a config.json edited after saving."""
+        result = super().save_pretrained(save_directory, *args, **kwargs)
+        record_architecture(save_directory, self.config)
+        if push_to_hub:  # after the metadata is written; push_to_hub saves through this method again
+            hub_keys = ("repo_id", "commit_message", "private", "token", "revision", "create_pr")
+            self.push_to_hub(**{key: kwargs[key] for key in hub_keys if key in kwargs})
+        return result
+
+    @classmethod
+    def from_pretrained(cls, pretrained_model_name_or_path, *args, **kwargs):
+        """``PreTrainedModel.from_pretrained``, strict: weights missing, unexpected or of the wrong shape, a
+        config.json whose architecture fields differ from those the weights were saved with, and NaN or
+        infinite weights are errors naming the fields and tensors (a silent partial load changes every logit)."""
+        wants_info = kwargs.pop("output_loading_info", False)
+        # Shapes are compared here rather than by transformers, so that the error names the config fields.
+        allow_mismatch = kwargs.pop("ignore_mismatched_sizes", False)
+        model, info = super().from_pretrained(
+            pretrained_model_name_or_path, *args, output_loading_info=True, ignore_mismatched_sizes=True, **kwargs
+        )
+        if allow_mismatch:
+            info = {**info, "mismatched_keys": []}
+        check_loaded_model(model, info, pretrained_model_name_or_path)
+        return (model, info) if wants_info else model
 
     def _init_weights(self, module: nn.Module) -> None:
         super()._init_weights(module)
@@ -819,6 +956,9 @@ def _as_encoder_output(encoder_outputs) -> SymbolInvEncoderOutput:
 
 class SymbolInvModel(SymbolInvPreTrainedModel):
     """Encoder-decoder returning the decoder's per-stream states (no projection)."""
+
+    # Loading the base model from a SymbolInvForConditionalGeneration checkpoint leaves out the head's state.
+    _keys_to_ignore_on_load_unexpected = [r"^logit_scale$"]
 
     def __init__(self, config: SymbolInvConfig) -> None:
         super().__init__(config)
