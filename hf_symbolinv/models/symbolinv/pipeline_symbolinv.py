@@ -44,6 +44,8 @@ class SymbolicGenerationPipeline(Pipeline):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        if hasattr(self.tokenizer, "check_matches"):
+            self.tokenizer.check_matches(self.model.config)
         self._tokenizers: dict[SymbolRule, Any] = {}
 
     def _sanitize_parameters(self, symbols: Any = None, **generate_kwargs: Any):

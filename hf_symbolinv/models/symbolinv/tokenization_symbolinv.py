@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any, ClassVar
 
 from transformers import BatchEncoding, PreTrainedTokenizer
@@ -120,6 +121,31 @@ class SymbolInvTokenizer(PreTrainedTokenizer):
         )
         if (self.pad_token_id, self.eos_token_id, self.bos_token_id) != (PAD_ID, EOS_ID, START_ID):
             raise ValueError("pad/eos/bos tokens must be the vocabulary's <pad>, <eos> and <start>")
+
+    @classmethod
+    def from_pretrained(cls, pretrained_model_name_or_path: Any, *args: Any, **kwargs: Any) -> SymbolInvTokenizer:
+        """``PreTrainedTokenizer.from_pretrained``; a local folder without ``tokenizer_config.json`` is refused:
+        the defaults would silently give the LTL vocabulary whatever the model's task."""
+        folder = Path(str(pretrained_model_name_or_path))
+        if folder.is_dir() and not (folder / "tokenizer_config.json").is_file() and "vocabulary" not in kwargs:
+            raise ValueError(
+                f"{folder} has no tokenizer_config.json: which task vocabulary the model uses is unknown. Save the "
+                "tokenizer with the model (tokenizer.save_pretrained), or build it with "
+                "SymbolInvTokenizer.from_preset(config.vocabulary)"
+            )
+        return super().from_pretrained(pretrained_model_name_or_path, *args, **kwargs)
+
+    def check_matches(self, config: Any) -> None:
+        """Refuse a model config whose vocabulary differs from this tokenizer's, naming both."""
+        theirs = (getattr(config, "vocabulary", None), getattr(config, "num_base_tokens", None))
+        ours = (self.task_vocabulary.name, self.num_base_tokens)
+        same_vocabulary = theirs[0] is None or theirs == ours
+        if not same_vocabulary or getattr(config, "vocab_size", self.vocab_size) < self.vocab_size:
+            raise ValueError(
+                f"the tokenizer ({ours[0]!r} vocabulary: {ours[1]} base tokens, {self.max_symbols} symbol slots) does "
+                f"not match the model ({theirs[0]!r} vocabulary: {theirs[1]} base tokens, vocab_size "
+                f"{getattr(config, 'vocab_size', '?')})"
+            )
 
     @classmethod
     def from_preset(

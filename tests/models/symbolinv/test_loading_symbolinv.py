@@ -166,3 +166,21 @@ def test_weights_of_another_architecture_are_refused_naming_the_tensors(saved, t
         ValueError, match=r"encoder_layers = 2 \(weights saved with 1\).*missing weights: model\.encoder"
     ):
         AutoModelForSeq2SeqLM.from_pretrained(tmp_path)
+
+
+def test_a_folder_without_tokenizer_config_is_refused_and_mismatches_are_named(saved, tmp_path) -> None:
+    from transformers import AutoTokenizer, pipeline
+
+    folder, _, _ = saved
+    for name in folder.iterdir():
+        if name.name != "tokenizer_config.json":
+            (tmp_path / name.name).write_bytes(name.read_bytes())
+    with pytest.raises(ValueError, match="has no tokenizer_config.json"):
+        AutoTokenizer.from_pretrained(tmp_path)
+    SymbolInvTokenizer.from_preset("prop").save_pretrained(tmp_path)  # the wrong task's tokenizer
+    model = AutoModelForSeq2SeqLM.from_pretrained(tmp_path)
+    with pytest.raises(ValueError, match=r"tokenizer \('prop' vocabulary.*does not match the model \('ltl' vocabulary"):
+        AutoTokenizer.from_pretrained(tmp_path).check_matches(model.config)
+    with pytest.raises(ValueError, match="does not match the model"):
+        pipeline("symbolic-generation", model=str(tmp_path), trust_remote_code=True)
+    SymbolInvTokenizer.from_preset("ltl").check_matches(model.config)  # the right one passes
