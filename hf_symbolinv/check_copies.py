@@ -100,6 +100,19 @@ def _copied_node(path: Path, text: str, marker_line: int) -> ast.stmt:
 
 def check(fix: bool = False, root: Path = PACKAGE_ROOT) -> list[str]:
     """One message per copy that differs from its original (fixed in place when ``fix``)."""
+    if not fix:
+        return _check_once(False, root)
+    fixed: list[str] = []
+    # A fix moves the lines after it, so markers are found again after each fixed copy.
+    for _ in range(len(find_copies(root)) + 1):
+        problems = _check_once(True, root, stop_after_fix=True)
+        if not problems:
+            return fixed
+        fixed += problems
+    return fixed
+
+
+def _check_once(fix: bool, root: Path, stop_after_fix: bool = False) -> list[str]:
     problems = []
     for copy in find_copies(root):
         original_path, name = _split_target(copy.target)
@@ -115,6 +128,8 @@ def check(fix: bool = False, root: Path = PACKAGE_ROOT) -> list[str]:
                 problems.append(f"{where}: differs from {copy.target} (the whole module)")
                 if fix:
                     copy.path.write_text(text.split("\n", 1)[0] + "\n" + original)
+                    if stop_after_fix:
+                        return problems
             continue
         node = _copied_node(copy.path, text, copy.line)
         found = _node_name(node)
@@ -127,6 +142,8 @@ def check(fix: bool = False, root: Path = PACKAGE_ROOT) -> list[str]:
             problems.append(f"{where}: {name} differs from {copy.target}")
             if fix:
                 copy.path.write_text(text.replace(current, original, 1))
+                if stop_after_fix:
+                    return problems
     return problems
 
 

@@ -47,7 +47,9 @@ from .streams import (
     TIE_BREAK,
     StreamLayout,
     aggregate_streams,
+    check_token_ids,
     make_layout,
+    stream_cross_entropy,
     stream_symbol_mask,
     stream_table,
     to_padded,
@@ -705,19 +707,7 @@ class SymbolInvPreTrainedModel(PreTrainedModel):
 
 
 def _check_ids(ids: torch.LongTensor, config: SymbolInvConfig, name: str, allow_ignore: bool = False) -> None:
-    if ids.dim() != 2:
-        raise ValueError(f"{name} must have shape (batch, length), got {tuple(ids.shape)}")
-    if ids.shape[0] == 0 or ids.shape[1] == 0:
-        raise ValueError(f"{name} is empty (shape {tuple(ids.shape)}): give at least one token per input")
-    low = -100 if allow_ignore else 0
-    bad = ((ids < 0) & (ids != low)) | (ids >= config.vocab_size)
-    if bad.any():
-        sample, position = (int(v) for v in bad.nonzero()[0])
-        raise ValueError(
-            f"{name}[{sample}, {position}] = {int(ids[sample, position])} is outside the vocabulary "
-            f"(0..{config.vocab_size - 1}: {config.num_base_tokens} base tokens, "
-            f"{config.num_symbol_slots} symbol slots)"
-        )
+    check_token_ids(ids, name, config.vocab_size, allow_ignore)
     if config.embedding_type in ("fixed", "alpha_renaming"):
         limit = config.num_base_tokens + config.num_symbol_embeddings
         over = ids >= limit
@@ -1172,23 +1162,12 @@ class SymbolInvForConditionalGeneration(SymbolInvPreTrainedModel, GenerationMixi
     def _loss(
         self, logits: torch.Tensor, labels: torch.LongTensor, num_items_in_batch: int | torch.Tensor | None
     ) -> torch.Tensor:
-        valid = labels != -100
-        target_logits = logits.gather(-1, labels.clamp(min=0).unsqueeze(-1)).squeeze(-1)
-        impossible = valid & torch.isinf(target_logits)
-        if bool(impossible.any()):
-            sample, position = (int(v) for v in impossible.nonzero()[0])
-            value = int(labels[sample, position])
-            what = (
-                "a symbol that does not occur in the input: the model can only emit symbols of its input"
-                if value >= self.config.num_base_tokens
-                else "a token the model never emits (<start>)"
-            )
-            raise ValueError(f"labels[{sample}, {position}] = {value} is {what}")
-        reduction = "mean" if num_items_in_batch is None else "sum"
-        loss = F.cross_entropy(logits.flatten(0, 1).float(), labels.flatten(), ignore_index=-100, reduction=reduction)
-        if num_items_in_batch is not None:
-            loss = loss / num_items_in_batch
-        return loss
+        def why(label: int) -> str:
+            if label >= self.config.num_base_tokens:
+                return "a symbol that does not occur in the input: the model can only emit symbols of its input"
+            return "a token the model never emits (<start>)"
+
+        return stream_cross_entropy(logits, labels, num_items_in_batch, why)
 
     def save_pretrained(self, save_directory, *args, **kwargs):
         # Record the symbolic-generation pipeline so pipeline(..., trust_remote_code=True) finds it; the

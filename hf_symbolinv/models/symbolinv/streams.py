@@ -15,9 +15,11 @@ Absent streams never enter a mean, a restore or a logit, so they never change a 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 from transformers import PreTrainedConfig
 
@@ -140,3 +142,46 @@ def to_padded(packed: torch.Tensor, layout: StreamLayout, width: int) -> torch.T
     out = packed.new_zeros(layout.num_samples * width, *packed.shape[1:])
     out[layout.padded_rows] = packed
     return out.reshape(layout.num_samples, width, *packed.shape[1:])
+
+
+def check_token_ids(ids: torch.LongTensor, name: str, vocab_size: int, allow_ignore: bool = False) -> None:
+    """Token ids must be ``(batch, length)``, non-empty and inside the vocabulary (``-100`` allowed in labels);
+    the error names the first bad ``[sample, position]``."""
+    if ids.dim() != 2:
+        raise ValueError(f"{name} must have shape (batch, length), got {tuple(ids.shape)}")
+    if ids.shape[0] == 0 or ids.shape[1] == 0:
+        raise ValueError(f"{name} is empty (shape {tuple(ids.shape)}): give at least one token per input")
+    if ids.dtype not in (torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8):
+        raise ValueError(f"{name} must hold integer token ids, got dtype {ids.dtype}")
+    low = -100 if allow_ignore else 0
+    bad = ((ids < 0) & (ids != low)) | (ids >= vocab_size)
+    if bad.any():
+        sample, position = (int(v) for v in bad.nonzero()[0])
+        value = int(ids[sample, position])
+        raise ValueError(f"{name}[{sample}, {position}] = {value} is outside the vocabulary (0..{vocab_size - 1})")
+
+
+def stream_cross_entropy(
+    logits: torch.Tensor,
+    labels: torch.LongTensor,
+    num_items_in_batch: int | torch.Tensor | None,
+    describe_impossible: Callable[[int], str],
+) -> torch.Tensor:
+    """Cross-entropy over the stream projection's logits, where symbols absent from the input score -inf.
+
+    A label the projection cannot produce (an absent symbol) would give an infinite loss: it is refused,
+    naming ``labels[sample, position]`` and, through ``describe_impossible(label)``, why. With
+    ``num_items_in_batch`` (Trainer's gradient accumulation) the loss is summed and divided by it.
+    """
+    valid = labels != -100
+    target_logits = logits.gather(-1, labels.clamp(min=0).unsqueeze(-1)).squeeze(-1)
+    impossible = valid & torch.isinf(target_logits)
+    if bool(impossible.any()):
+        sample, position = (int(v) for v in impossible.nonzero()[0])
+        value = int(labels[sample, position])
+        raise ValueError(f"labels[{sample}, {position}] = {value} is {describe_impossible(value)}")
+    reduction = "mean" if num_items_in_batch is None else "sum"
+    loss = F.cross_entropy(logits.flatten(0, 1).float(), labels.flatten(), ignore_index=-100, reduction=reduction)
+    if num_items_in_batch is not None:
+        loss = loss / num_items_in_batch
+    return loss

@@ -68,7 +68,7 @@ from transformers.models.auto.modeling_auto import MODEL_FOR_SEQ_TO_SEQ_CAUSAL_L
 from transformers.utils import logging
 
 from .configuration_symbolinv_wrapper import SymbolInvWrapperConfig
-from .streams import TIE_BREAK, first_appearance_streams
+from .streams import TIE_BREAK, check_token_ids, first_appearance_streams, stream_cross_entropy
 
 logger = logging.get_logger(__name__)
 
@@ -415,10 +415,7 @@ class SymbolInvWrapperForConditionalGeneration(PreTrainedModel, GenerationMixin)
         return tables[device]
 
     def _check_ids(self, ids: torch.LongTensor, name: str) -> None:
-        if ids.dim() != 2:
-            raise ValueError(f"{name} must have shape (batch, length), got {tuple(ids.shape)}")
-        if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= self.config.vocab_size):
-            raise ValueError(f"{name} has ids outside the wrapped vocabulary (0..{self.config.vocab_size - 1})")
+        check_token_ids(ids, name, self.config.vocab_size)
 
     def stream_ids(self, ids: torch.LongTensor, row_symbol_ids: torch.LongTensor) -> torch.LongTensor:
         """Rewrite token ids for each row's stream: its own symbol -> actual, other symbols -> placeholder.
@@ -617,20 +614,12 @@ class SymbolInvWrapperForConditionalGeneration(PreTrainedModel, GenerationMixin)
     def _loss(
         self, logits: torch.Tensor, labels: torch.LongTensor, num_items_in_batch: int | torch.Tensor | None
     ) -> torch.Tensor:
-        valid = labels != -100
-        target_logits = logits.gather(-1, labels.clamp(min=0).unsqueeze(-1)).squeeze(-1)
-        impossible = valid & torch.isinf(target_logits)
-        if bool(impossible.any()):
-            sample, position = (int(v) for v in impossible.nonzero()[0])
-            raise ValueError(
-                f"labels[{sample}, {position}] = {int(labels[sample, position])} is a symbol that does "
-                "not occur in the input: the wrapper can only emit symbols of its input"
-            )
-        reduction = "mean" if num_items_in_batch is None else "sum"
-        loss = F.cross_entropy(logits.flatten(0, 1).float(), labels.flatten(), ignore_index=-100, reduction=reduction)
-        if num_items_in_batch is not None:
-            loss = loss / num_items_in_batch
-        return loss
+        return stream_cross_entropy(
+            logits,
+            labels,
+            num_items_in_batch,
+            lambda label: "a symbol that does not occur in the input: the wrapper can only emit symbols of its input",
+        )
 
 
 # ---------------------------------------------------------------------------------------------------

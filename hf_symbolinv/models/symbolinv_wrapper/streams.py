@@ -6,7 +6,10 @@ wrapper checkpoint's folder holds only this family's files.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
+import torch.nn.functional as F
 
 # Copied from hf_symbolinv.models.symbolinv.streams.TIE_BREAK
 #: Score penalty per rank of first appearance: far below any meaningful score difference, far above
@@ -47,3 +50,48 @@ def first_appearance_streams(
     slots = torch.where(present, order, torch.full_like(order, -1))
     present[:, 0] |= counts == 0  # a symbol-free input still runs as one stream
     return slots, present
+
+
+# Copied from hf_symbolinv.models.symbolinv.streams.check_token_ids
+def check_token_ids(ids: torch.LongTensor, name: str, vocab_size: int, allow_ignore: bool = False) -> None:
+    """Token ids must be ``(batch, length)``, non-empty and inside the vocabulary (``-100`` allowed in labels);
+    the error names the first bad ``[sample, position]``."""
+    if ids.dim() != 2:
+        raise ValueError(f"{name} must have shape (batch, length), got {tuple(ids.shape)}")
+    if ids.shape[0] == 0 or ids.shape[1] == 0:
+        raise ValueError(f"{name} is empty (shape {tuple(ids.shape)}): give at least one token per input")
+    if ids.dtype not in (torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8):
+        raise ValueError(f"{name} must hold integer token ids, got dtype {ids.dtype}")
+    low = -100 if allow_ignore else 0
+    bad = ((ids < 0) & (ids != low)) | (ids >= vocab_size)
+    if bad.any():
+        sample, position = (int(v) for v in bad.nonzero()[0])
+        value = int(ids[sample, position])
+        raise ValueError(f"{name}[{sample}, {position}] = {value} is outside the vocabulary (0..{vocab_size - 1})")
+
+
+# Copied from hf_symbolinv.models.symbolinv.streams.stream_cross_entropy
+def stream_cross_entropy(
+    logits: torch.Tensor,
+    labels: torch.LongTensor,
+    num_items_in_batch: int | torch.Tensor | None,
+    describe_impossible: Callable[[int], str],
+) -> torch.Tensor:
+    """Cross-entropy over the stream projection's logits, where symbols absent from the input score -inf.
+
+    A label the projection cannot produce (an absent symbol) would give an infinite loss: it is refused,
+    naming ``labels[sample, position]`` and, through ``describe_impossible(label)``, why. With
+    ``num_items_in_batch`` (Trainer's gradient accumulation) the loss is summed and divided by it.
+    """
+    valid = labels != -100
+    target_logits = logits.gather(-1, labels.clamp(min=0).unsqueeze(-1)).squeeze(-1)
+    impossible = valid & torch.isinf(target_logits)
+    if bool(impossible.any()):
+        sample, position = (int(v) for v in impossible.nonzero()[0])
+        value = int(labels[sample, position])
+        raise ValueError(f"labels[{sample}, {position}] = {value} is {describe_impossible(value)}")
+    reduction = "mean" if num_items_in_batch is None else "sum"
+    loss = F.cross_entropy(logits.flatten(0, 1).float(), labels.flatten(), ignore_index=-100, reduction=reduction)
+    if num_items_in_batch is not None:
+        loss = loss / num_items_in_batch
+    return loss
