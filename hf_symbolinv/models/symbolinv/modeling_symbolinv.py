@@ -684,9 +684,16 @@ class SymbolInvPreTrainedModel(PreTrainedModel):
         wants_info = kwargs.pop("output_loading_info", False)
         # Shapes are compared here rather than by transformers, so that the error names the config fields.
         allow_mismatch = kwargs.pop("ignore_mismatched_sizes", False)
-        model, info = super().from_pretrained(
-            pretrained_model_name_or_path, *args, output_loading_info=True, ignore_mismatched_sizes=True, **kwargs
-        )
+        try:
+            model, info = super().from_pretrained(
+                pretrained_model_name_or_path, *args, output_loading_info=True, ignore_mismatched_sizes=True, **kwargs
+            )
+        except Exception as error:
+            # safetensors' own error does not say which file is damaged.
+            if type(error).__name__ != "SafetensorError":
+                raise
+            files = ", ".join(str(path) for path in _weight_files(Path(str(pretrained_model_name_or_path))))
+            raise ValueError(f"cannot read the weights {files or pretrained_model_name_or_path}: {error}") from error
         if allow_mismatch:
             info = {**info, "mismatched_keys": []}
         check_loaded_model(model, info, pretrained_model_name_or_path)

@@ -184,3 +184,20 @@ def test_a_folder_without_tokenizer_config_is_refused_and_mismatches_are_named(s
     with pytest.raises(ValueError, match="does not match the model"):
         pipeline("symbolic-generation", model=str(tmp_path), trust_remote_code=True)
     SymbolInvTokenizer.from_preset("ltl").check_matches(model.config)  # the right one passes
+
+
+def test_a_truncated_weights_file_is_named(saved, tmp_path) -> None:
+    folder, _, _ = saved
+    for name in folder.iterdir():
+        (tmp_path / name.name).write_bytes(name.read_bytes())
+    weights = tmp_path / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[: weights.stat().st_size // 2])
+    with pytest.raises(ValueError, match=f"cannot read the weights {weights}"):
+        AutoModelForSeq2SeqLM.from_pretrained(tmp_path)
+
+
+def test_float_input_ids_are_refused_by_name(saved) -> None:
+    folder, inputs, _ = saved
+    model = AutoModelForSeq2SeqLM.from_pretrained(folder)
+    with pytest.raises(ValueError, match="input_ids must hold integer token ids, got dtype torch.float32"):
+        model(input_ids=inputs["input_ids"].float(), decoder_input_ids=inputs["input_ids"][:, :2])
