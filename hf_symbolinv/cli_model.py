@@ -13,9 +13,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-_Subparsers = Any
+from .tasks import get_task, task_for_vocabulary, task_names
 
-TASK_OF_VOCABULARY = {"ltl": "ltl", "prop": "prop", "copy": "copy"}
+_Subparsers = Any
 
 
 def _field_value(pair: str) -> tuple[str, Any]:
@@ -39,7 +39,7 @@ def add_train_parser(subparsers: _Subparsers) -> None:
         "Seq2SeqTrainer: AdaCos inside the model, semantic accuracy (checker) at each evaluation, "
         "checkpoints that resume. The final model (with tokenizer and model card) goes to OUTPUT/model.",
     )
-    parser.add_argument("--task", choices=sorted(TASK_OF_VOCABULARY), required=True)
+    parser.add_argument("--task", choices=task_names(), required=True)
     start = parser.add_mutually_exclusive_group(required=True)
     start.add_argument("--preset", help="a new model with these settings, e.g. prop-best, ltl-best, prop-vanilla")
     start.add_argument(
@@ -130,7 +130,7 @@ def run_train(args: argparse.Namespace) -> int:
         tokenizer = SymbolInvTokenizer.from_preset(config.vocabulary, max_symbols=config.num_symbol_slots)
         model = None
         origin = f"preset `{args.preset}`"
-    if TASK_OF_VOCABULARY[args.task] != config.vocabulary:
+    if get_task(args.task).vocabulary != config.vocabulary:
         print(f"error: {origin} is for the {config.vocabulary!r} vocabulary, not task {args.task!r}", file=sys.stderr)
         return 2
     dataset = datasets.load_dataset(args.data)
@@ -313,7 +313,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
     from .files import write_text_atomic
 
     model, tokenizer, folder = load_model(args.model)
-    task = TASK_OF_VOCABULARY[model.config.vocabulary]
+    task = task_for_vocabulary(model.config.vocabulary).name
     dataset = datasets.load_dataset(args.data)
     if args.split not in dataset:
         print(f"error: {args.data} has no split {args.split!r} (splits: {', '.join(dataset)})", file=sys.stderr)
@@ -378,7 +378,7 @@ def run_solve(args: argparse.Namespace) -> int:
     from .symbols import SymbolRule
 
     model, tokenizer, _ = load_model(args.model)
-    task = TASK_OF_VOCABULARY[model.config.vocabulary]
+    task = task_for_vocabulary(model.config.vocabulary).name
     pipe = pipeline("symbolic-generation", model=model, tokenizer=tokenizer)
     try:
         answers = pipe(
@@ -406,24 +406,7 @@ def run_solve(args: argparse.Namespace) -> int:
 
 def _as_logic(text: str, task: str, symbols: Any, answer: bool = False) -> str:
     """Re-print with the logic engine so that multi-character names parse the same way."""
-    if task == "copy" or symbols is None:
-        return text
-    from . import logic
-
-    try:
-        if task == "ltl":
-            return (
-                logic.format_trace(logic.parse_trace(text, symbols=symbols))
-                if answer
-                else logic.format_ltl(logic.parse_ltl(text, symbols=symbols))
-            )
-        return (
-            logic.format_assignment(logic.parse_assignment(text, symbols=symbols))
-            if answer
-            else logic.format_prop(logic.parse_prop(text, symbols=symbols))
-        )
-    except logic.LogicSyntaxError:
-        return text
+    return get_task(task).in_own_names(text, symbols, answer)
 
 
 # ---------------------------------------------------------------------------------------------------

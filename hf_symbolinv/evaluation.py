@@ -18,62 +18,25 @@ from typing import Any
 
 import torch
 
-from . import logic
 from .files import write_atomic, write_text_atomic
-from .metrics import alpha_covariance, edit_distance
-
-TASKS = ("ltl", "prop", "copy")
+from .metrics import alpha_covariance
+from .tasks import Judgement, get_task
 
 
 # ---------------------------------------------------------------------------------------------------
 # Judging one answer
 # ---------------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Judgement:
-    """The verdict on one predicted answer."""
-
-    correct: bool
-    exact: bool
-    invalid: bool = False
-    unknown: bool = False
-    edit_distance: int | None = None
-
-
 def judge(
     task: str, source: str, prediction: str, reference: str | None = None, timeout: float | None = 10.0
 ) -> Judgement:
-    """Judge ``prediction`` for the input ``source`` (``reference``: the dataset's answer, for ``exact``).
-
-    ltl: correct iff every word of the predicted lasso satisfies the formula (exact checker);
-    prop: correct iff the partial assignment makes the formula true whatever the other symbols;
-    copy: correct iff the prediction equals the input.
-    """
-    if task == "copy":
-        distance = edit_distance(prediction, source)
-        return Judgement(correct=distance == 0, exact=distance == 0, edit_distance=distance)
-    try:
-        if task == "ltl":
-            trace = logic.parse_trace(prediction)
-            verdict = logic.check_ltl(source, trace, timeout=timeout)
-            if verdict is logic.Verdict.UNKNOWN:
-                return Judgement(correct=False, exact=False, unknown=True)
-            exact = reference is not None and logic.traces_equal_up_to_commutativity(trace, reference)
-            return Judgement(correct=bool(verdict), exact=exact)
-        if task == "prop":
-            assignment = logic.parse_assignment(prediction)
-            correct = logic.check_assignment(source, assignment)
-            exact = reference is not None and assignment == logic.parse_assignment(reference)
-            return Judgement(correct=correct, exact=exact)
-    except (logic.LogicSyntaxError, ValueError):
-        return Judgement(correct=False, exact=False, invalid=True)
-    raise ValueError(f"unknown task {task!r}; choose one of {TASKS}")
+    """Judge ``prediction`` for the input ``source`` by the task's checker (``reference``: the dataset's
+    answer, for ``exact``). See ``hf_symbolinv.tasks``."""
+    return get_task(task).judge(source, prediction, reference, timeout)
 
 
 def input_size(task: str, source: str) -> int:
     """The heatmap's length axis: formula size for the logic tasks, string length for copy."""
-    if task == "copy":
-        return len(source)
-    return logic.formula_size(source, kind=task)
+    return get_task(task).input_size(source)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -286,8 +249,7 @@ def evaluate_answers(
     timeout: float | None = 10.0,
 ) -> EvaluationReport:
     """Metrics of already generated answers (the first answer of each input is its prediction)."""
-    if task not in TASKS:
-        raise ValueError(f"unknown task {task!r}; choose one of {TASKS}")
+    get_task(task)  # an unknown task fails here, naming the known ones
     if len(answers) != len(sources) or not sources:
         raise ValueError(f"need one list of answers per input (>0 inputs), got {len(answers)} for {len(sources)}")
     references = list(references) if references is not None else [None] * len(sources)
@@ -338,9 +300,7 @@ def evaluate_answers(
 
 
 def _symbol_names(task: str, source: str) -> list[str]:
-    if task == "copy":
-        return sorted(set(source))
-    return logic.symbols_of(source, kind=task)
+    return get_task(task).symbol_names(source)
 
 
 def evaluate_model(

@@ -5,20 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-TASK_DESCRIPTIONS = {
-    "ltl": "LTL witness generation (formula in Polish notation -> a satisfying symbolic lasso trace)",
-    "prop": "propositional satisfiability (formula in Polish notation -> a minimal satisfying partial assignment)",
-    "copy": "copy (a string -> the same string, every character an interchangeable symbol)",
-}
-EXAMPLES = {"ltl": "&aXb", "prop": "&a|!bc", "copy": "abcab"}
-INTENDED_USE = {
-    "ltl": "Research on neural LTL satisfiability: proposing traces that a model checker then verifies "
-    "(`hf_symbolinv.logic.check_ltl`). Predictions are not guaranteed correct; always check them.",
-    "prop": "Research on neural SAT solving: proposing partial assignments that are then verified "
-    "(`hf_symbolinv.logic.check_assignment`). Predictions are not guaranteed correct.",
-    "copy": "A controlled benchmark of vocabulary generalisation: copying strings over alphabets larger "
-    "than the training alphabet.",
-}
+from .tasks import get_task
+
 INVARIANCE = {
     "streams": "This model is invariant to renaming by construction: renaming the symbols of an input renames "
     "the output the same way (up to float rounding), and it runs on symbol names and symbol counts "
@@ -75,6 +63,7 @@ def fill_model_card(
     """The model card of a model of the family, from its config and (optionally) its evaluation."""
     from model_cards import template
 
+    about = get_task(task)
     embedding_description = {
         "streams": "one stream per symbol",
         "fixed": "fixed-embedding baseline",
@@ -86,11 +75,11 @@ def fill_model_card(
         if config.embedding_type == "streams"
         else f"{embedding_description.capitalize()}: {task}",
         task=task,
-        task_description=TASK_DESCRIPTIONS[task],
+        task_description=about.description,
         embedding_description=embedding_description,
-        intended_use=INTENDED_USE[task],
+        intended_use=about.intended_use,
         model_ref=model_ref,
-        example_input=EXAMPLES[task],
+        example_input=about.example,
         preset=preset or "custom",
         embedding_type=config.embedding_type,
         stream_attention=config.stream_attention,

@@ -1,0 +1,88 @@
+"""The tasks: everything task-specific in one module each (``ltl.py``, ``prop.py``, ``copy.py``).
+
+A :class:`Task` holds a task's vocabulary, its default symbol rule, how an answer is judged, how an
+input is measured, how inputs and answers are re-printed in a user's own symbol names, and the text a
+model card says about it. The command line, evaluation, training metrics and model cards ask the task;
+adding a task is one new module that calls :func:`register_task`.
+
+Plain Python: importing a task imports neither torch nor transformers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import import_module
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """The verdict on one predicted answer."""
+
+    correct: bool
+    exact: bool
+    invalid: bool = False
+    unknown: bool = False
+    edit_distance: int | None = None
+
+
+@dataclass(frozen=True)
+class Task:
+    """One task. ``judge(source, prediction, reference, timeout)`` decides an answer; ``input_size`` is the
+    heatmap's length axis; ``symbol_names`` the symbols of an input; ``in_own_names(text, symbols,
+    answer)`` re-prints an input (or answer) parsed with a user's symbol rule (identity when the task has
+    nothing to parse)."""
+
+    name: str
+    vocabulary: str
+    description: str
+    example: str
+    intended_use: str
+    judge: Callable[[str, str, str | None, float | None], Judgement]
+    input_size: Callable[[str], int]
+    symbol_names: Callable[[str], list[str]]
+    in_own_names: Callable[[str, Any, bool], str] = lambda text, symbols, answer: text
+    #: The default symbol rule's pattern (None: single lowercase letters).
+    symbol_pattern: str | None = None
+
+
+_TASKS: dict[str, Task] = {}
+_BUILT_IN = ("ltl", "prop", "copy")
+
+
+def register_task(task: Task) -> Task:
+    """Make ``task`` known to the command line, evaluation and model cards (idempotent per name)."""
+    _TASKS[task.name] = task
+    return task
+
+
+def _load_built_in() -> None:
+    for name in _BUILT_IN:
+        if name not in _TASKS:
+            import_module(f"{__name__}.{name}")
+
+
+def task_names() -> tuple[str, ...]:
+    _load_built_in()
+    return tuple(sorted(_TASKS))
+
+
+def get_task(name: str) -> Task:
+    _load_built_in()
+    try:
+        return _TASKS[name]
+    except KeyError:
+        raise ValueError(f"unknown task {name!r}; choose one of {', '.join(sorted(_TASKS))}") from None
+
+
+def task_for_vocabulary(vocabulary: str) -> Task:
+    """The task whose models use ``vocabulary`` (a model config's ``vocabulary`` field)."""
+    _load_built_in()
+    for task in _TASKS.values():
+        if task.vocabulary == vocabulary:
+            return task
+    raise ValueError(f"no task uses the vocabulary {vocabulary!r}; known tasks: {', '.join(sorted(_TASKS))}")
+
+
+__all__ = ["Judgement", "Task", "get_task", "register_task", "task_for_vocabulary", "task_names"]

@@ -1,0 +1,49 @@
+"""LTL witness generation: a formula in Polish notation -> a symbolic lasso trace that satisfies it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import logic
+from . import Judgement, Task, register_task
+
+
+def judge(source: str, prediction: str, reference: str | None = None, timeout: float | None = 10.0) -> Judgement:
+    """Correct iff every word of the predicted lasso satisfies the formula (the exact checker)."""
+    try:
+        trace = logic.parse_trace(prediction)
+        verdict = logic.check_ltl(source, trace, timeout=timeout)
+        if verdict is logic.Verdict.UNKNOWN:
+            return Judgement(correct=False, exact=False, unknown=True)
+        exact = reference is not None and logic.traces_equal_up_to_commutativity(trace, reference)
+        return Judgement(correct=bool(verdict), exact=exact)
+    except (logic.LogicSyntaxError, ValueError):
+        return Judgement(correct=False, exact=False, invalid=True)
+
+
+def in_own_names(text: str, symbols: Any, answer: bool = False) -> str:
+    """Re-print with the logic engine so that multi-character names parse the same way."""
+    if symbols is None:
+        return text
+    try:
+        if answer:
+            return logic.format_trace(logic.parse_trace(text, symbols=symbols))
+        return logic.format_ltl(logic.parse_ltl(text, symbols=symbols))
+    except logic.LogicSyntaxError:
+        return text
+
+
+TASK = register_task(
+    Task(
+        name="ltl",
+        vocabulary="ltl",
+        description="LTL witness generation (formula in Polish notation -> a satisfying symbolic lasso trace)",
+        example="&aXb",
+        intended_use="Research on neural LTL satisfiability: proposing traces that a model checker then verifies "
+        "(`hf_symbolinv.logic.check_ltl`). Predictions are not guaranteed correct; always check them.",
+        judge=judge,
+        input_size=lambda source: logic.formula_size(source, kind="ltl"),
+        symbol_names=lambda source: logic.symbols_of(source, kind="ltl"),
+        in_own_names=in_own_names,
+    )
+)

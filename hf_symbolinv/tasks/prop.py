@@ -1,0 +1,47 @@
+"""Propositional satisfiability: a formula in Polish notation -> a partial assignment that satisfies it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import logic
+from . import Judgement, Task, register_task
+
+
+def judge(source: str, prediction: str, reference: str | None = None, timeout: float | None = 10.0) -> Judgement:
+    """Correct iff the partial assignment makes the formula true whatever the other symbols."""
+    try:
+        assignment = logic.parse_assignment(prediction)
+        correct = logic.check_assignment(source, assignment)
+        exact = reference is not None and assignment == logic.parse_assignment(reference)
+        return Judgement(correct=correct, exact=exact)
+    except (logic.LogicSyntaxError, ValueError):
+        return Judgement(correct=False, exact=False, invalid=True)
+
+
+def in_own_names(text: str, symbols: Any, answer: bool = False) -> str:
+    if symbols is None:
+        return text
+    try:
+        if answer:
+            return logic.format_assignment(logic.parse_assignment(text, symbols=symbols))
+        return logic.format_prop(logic.parse_prop(text, symbols=symbols))
+    except logic.LogicSyntaxError:
+        return text
+
+
+TASK = register_task(
+    Task(
+        name="prop",
+        vocabulary="prop",
+        description="propositional satisfiability (formula in Polish notation -> a minimal satisfying partial "
+        "assignment)",
+        example="&a|!bc",
+        intended_use="Research on neural SAT solving: proposing partial assignments that are then verified "
+        "(`hf_symbolinv.logic.check_assignment`). Predictions are not guaranteed correct.",
+        judge=judge,
+        input_size=lambda source: logic.formula_size(source, kind="prop"),
+        symbol_names=lambda source: logic.symbols_of(source, kind="prop"),
+        in_own_names=in_own_names,
+    )
+)

@@ -1,0 +1,79 @@
+"""The task registry: each task judges answers by known verdicts, and a new task is one registration."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from hf_symbolinv.tasks import Judgement, Task, get_task, register_task, task_for_vocabulary, task_names
+
+
+@pytest.mark.parametrize(
+    "task, source, prediction, correct, invalid",
+    [
+        ("ltl", "&aXb", "a;b;{1}", True, False),
+        ("ltl", "&aXb", "a;!b;{1}", False, False),
+        ("ltl", "&aXb", "a;;b", False, True),
+        ("prop", "&a|!bc", "a1b0", True, False),
+        ("prop", "&a|!bc", "a0", False, False),
+        ("prop", "&a|!bc", "a2", False, True),
+        ("copy", "abcab", "abcab", True, False),
+        ("copy", "abcab", "abcb", False, False),
+    ],
+)
+def test_tasks_judge_known_answers(task: str, source: str, prediction: str, correct: bool, invalid: bool) -> None:
+    verdict = get_task(task).judge(source, prediction, None, 5.0)
+    assert (verdict.correct, verdict.invalid) == (correct, invalid)
+
+
+def test_each_task_measures_inputs_and_names_their_symbols() -> None:
+    assert get_task("ltl").input_size("&aXb") == 4 and list(get_task("ltl").symbol_names("&aXb")) == ["a", "b"]
+    assert list(get_task("prop").symbol_names("&a|!bc")) == ["a", "b", "c"]
+    assert get_task("copy").input_size("abcab") == 5 and get_task("copy").symbol_names("abcab") == ["a", "b", "c"]
+    assert get_task("prop").in_own_names("& req | ! ack grant", ["req", "ack", "grant"], False).startswith("&")
+    assert task_for_vocabulary("prop").name == "prop"
+
+
+def test_unknown_tasks_and_vocabularies_are_named() -> None:
+    with pytest.raises(ValueError, match="unknown task 'sat'; choose one of copy, ltl, prop"):
+        get_task("sat")
+    with pytest.raises(ValueError, match="no task uses the vocabulary 'kinship'"):
+        task_for_vocabulary("kinship")
+
+
+def test_a_new_task_is_one_registration() -> None:
+    parity = Task(
+        name="parity-test",
+        vocabulary="parity-test",
+        description="parity of a bit string",
+        example="0110",
+        intended_use="a test",
+        judge=lambda source, prediction, reference, timeout: Judgement(
+            correct=prediction == str(source.count("1") % 2), exact=prediction == reference
+        ),
+        input_size=len,
+        symbol_names=lambda source: [],
+    )
+    try:
+        register_task(parity)
+        assert "parity-test" in task_names()
+        from hf_symbolinv.evaluation import evaluate_answers, judge
+
+        assert judge("parity-test", "0110", "0").correct
+        report = evaluate_answers("parity-test", ["0110", "111"], [["0"], ["0"]], references=["0", "1"])
+        assert report.correct == 0.5
+    finally:
+        from hf_symbolinv import tasks
+
+        tasks._TASKS.pop("parity-test", None)
+
+
+def test_tasks_import_neither_torch_nor_transformers() -> None:
+    code = (
+        "import sys, hf_symbolinv.tasks as t; t.task_names(); "
+        "print('torch' in sys.modules, 'transformers' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "False"]
