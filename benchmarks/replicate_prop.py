@@ -27,7 +27,7 @@ from transformers import Seq2SeqTrainer, Seq2SeqTrainingArguments, set_seed
 
 from hf_symbolinv import SymbolInvConfig, SymbolInvForConditionalGeneration, SymbolInvTokenizer
 from hf_symbolinv.files import save_model_folder, write_text_atomic
-from hf_symbolinv.training import SymbolInvDataCollator, tokenize_dataset
+from hf_symbolinv.training import SymbolInvDataCollator, recipe_arguments, tokenize_dataset
 
 MODELS = {
     "SIT prop-best": dict(preset="prop-best"),
@@ -87,12 +87,7 @@ def main() -> int:
             output_dir=str(out / "runs" / name.split()[0].lower()),
             max_steps=steps,
             per_device_train_batch_size=args.batch_size,
-            learning_rate=1e-3,
-            weight_decay=0.1,
-            adam_beta2=0.95,
-            lr_scheduler_type="cosine",
-            warmup_steps=0.05,
-            max_grad_norm=1.0,
+            **recipe_arguments(),
             logging_steps=max(1, steps // 20),
             save_strategy="no",
             report_to=[],

@@ -32,25 +32,25 @@ from transformers import get_cosine_schedule_with_warmup
 
 import hf_symbolinv  # noqa: F401  (registers the model family)
 from hf_symbolinv import SymbolInvConfig, SymbolInvForConditionalGeneration, SymbolInvTokenizer
-from hf_symbolinv.training import SymbolInvDataCollator, tokenize_dataset
+from hf_symbolinv.tasks import get_task, task_names
+from hf_symbolinv.training import RECIPE, SymbolInvDataCollator, tokenize_dataset
 
-VOCABULARY_OF_TASK = {"ltl": "ltl", "prop": "prop", "copy": "copy"}
 CHECKPOINT = re.compile(r"checkpoint-(\d+)$")
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--task", choices=sorted(VOCABULARY_OF_TASK), required=True)
+    parser.add_argument("--task", choices=task_names(), required=True)
     parser.add_argument("--preset", required=True, help="a SymbolInvConfig preset, e.g. prop-best or prop-vanilla")
     parser.add_argument("--data", required=True, help="dataset folder (load_dataset) with a train split")
     parser.add_argument("--output", required=True)
     parser.add_argument("--steps", type=int, default=1000, help="optimizer steps")
     parser.add_argument("--batch-size", type=int, default=64, help="per device, per accumulation step")
     parser.add_argument("--grad-accum", type=int, default=1)
-    parser.add_argument("--lr", type=float, default=1e-3)
-    parser.add_argument("--weight-decay", type=float, default=0.1)
+    parser.add_argument("--lr", type=float, default=RECIPE["learning_rate"])
+    parser.add_argument("--weight-decay", type=float, default=RECIPE["weight_decay"])
     parser.add_argument("--warmup-steps", type=int, default=None, help="default: 5%% of the steps")
-    parser.add_argument("--max-grad-norm", type=float, default=1.0)
+    parser.add_argument("--max-grad-norm", type=float, default=RECIPE["max_grad_norm"])
     parser.add_argument("--save-every", type=int, default=500, help="checkpoint every N optimizer steps")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
@@ -88,7 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     accelerator = Accelerator(gradient_accumulation_steps=args.grad_accum)
     set_seed(args.seed)
     output = Path(args.output)
-    tokenizer = SymbolInvTokenizer.from_preset(VOCABULARY_OF_TASK[args.task])
+    tokenizer = SymbolInvTokenizer.from_preset(get_task(args.task).vocabulary)
     config = SymbolInvConfig.from_preset(args.preset, **parse_overrides(args.config_override))
     if config.vocabulary != tokenizer.task_vocabulary.name:
         raise SystemExit(f"preset {args.preset!r} is for the {config.vocabulary!r} vocabulary, not {args.task!r}")
@@ -112,9 +112,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     optimizer = torch.optim.AdamW(
         [{"params": decay, "weight_decay": args.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
         lr=args.lr,
-        betas=(0.9, 0.95),
+        betas=(RECIPE["adam_beta1"], RECIPE["adam_beta2"]),
     )
-    warmup = args.warmup_steps if args.warmup_steps is not None else max(1, args.steps // 20)
+    warmup = args.warmup_steps if args.warmup_steps is not None else max(1, int(args.steps * RECIPE["warmup_steps"]))
     # The scheduler is stepped once per optimizer step on every process.
     scheduler = get_cosine_schedule_with_warmup(optimizer, warmup, args.steps * accelerator.num_processes)
     model, optimizer, loader, scheduler = accelerator.prepare(model, optimizer, loader, scheduler)

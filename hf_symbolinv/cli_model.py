@@ -99,7 +99,7 @@ def run_train(args: argparse.Namespace) -> int:
     from .models.symbolinv.configuration_symbolinv import SymbolInvConfig
     from .models.symbolinv.modeling_symbolinv import SymbolInvForConditionalGeneration
     from .models.symbolinv.tokenization_symbolinv import SymbolInvTokenizer
-    from .training import SymbolInvDataCollator, semantic_metrics, tokenize_dataset
+    from .training import SymbolInvDataCollator, recipe_arguments, semantic_metrics, tokenize_dataset
 
     set_seed(args.seed)
     if args.init_from is not None:
@@ -163,12 +163,7 @@ def run_train(args: argparse.Namespace) -> int:
         per_device_train_batch_size=args.batch_size,
         per_device_eval_batch_size=args.batch_size,
         gradient_accumulation_steps=args.grad_accum,
-        learning_rate=args.lr,
-        weight_decay=0.1,
-        adam_beta2=0.95,
-        lr_scheduler_type="cosine",
-        warmup_steps=args.warmup_ratio,
-        max_grad_norm=1.0,
+        **recipe_arguments(learning_rate=args.lr, warmup_steps=args.warmup_ratio),
         eval_strategy="steps" if evaluation is not None else "no",
         eval_steps=eval_steps,
         save_strategy="steps",

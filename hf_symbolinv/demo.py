@@ -152,7 +152,7 @@ def train_model(
     """Train with ``Seq2SeqTrainer``; returns the wall time in seconds."""
     from transformers import Seq2SeqTrainer, Seq2SeqTrainingArguments
 
-    from .training import SymbolInvDataCollator
+    from .training import SymbolInvDataCollator, recipe_arguments
 
     steps = settings.steps
     args = Seq2SeqTrainingArguments(
@@ -160,11 +160,8 @@ def train_model(
         max_steps=steps,
         per_device_train_batch_size=settings.batch_size,
         per_device_eval_batch_size=settings.batch_size,
-        learning_rate=settings.learning_rate,
-        weight_decay=0.01,
+        **recipe_arguments(learning_rate=settings.learning_rate),
         optim="adamw_torch",
-        lr_scheduler_type="cosine",
-        warmup_steps=0.05,  # a fraction of max_steps
         eval_strategy="steps",
         eval_steps=max(steps // 2, 1),
         logging_steps=max(steps // 10, 1),
@@ -381,7 +378,8 @@ calls: the model and tokenizer code is saved in this folder.
 {settings["train_size"]:,} random strings generated locally (seed {results["seed"]}): length
 {train_length}, {train_distinct} distinct characters drawn from `{TRAIN_ALPHABET}`; target = input.
 {settings["steps"]} steps of batch {settings["batch_size"]}, AdamW (learning rate {settings["learning_rate"]},
-cosine schedule with warmup), AdaCos loss. Architecture: d_model {settings["d_model"]}, {layers} encoder
+betas (0.9, 0.95), weight decay 0.1, cosine schedule with 5% warm-up, clipping 1.0), AdaCos loss.
+Architecture: d_model {settings["d_model"]}, {layers} encoder
 and {layers} decoder layers, {settings["heads"]} heads, FFN {settings["ffn_dim"]}, attention EP-DP-CP,
 RoPE positions; {sit["parameters"]:,} parameters.
 

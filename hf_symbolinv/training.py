@@ -17,6 +17,28 @@ from .evaluation import evaluate_answers
 
 MODEL_COLUMNS = ("input_ids", "attention_mask", "symbol_mask", "labels")
 
+#: The training recipe of the reference implementation, in ``TrainingArguments`` terms: AdamW (lr 1e-3,
+#: betas (0.9, 0.95), weight decay 0.1), a cosine schedule with 5% warm-up, gradient clipping at 1.0. Every
+#: training entry point (``symbolinv train``, the demo, the Accelerate example, the benchmarks) takes it
+#: from here.
+RECIPE: dict[str, Any] = {
+    "learning_rate": 1e-3,
+    "adam_beta1": 0.9,
+    "adam_beta2": 0.95,
+    "weight_decay": 0.1,
+    "lr_scheduler_type": "cosine",
+    "warmup_steps": 0.05,  # a fraction of max_steps
+    "max_grad_norm": 1.0,
+}
+
+
+def recipe_arguments(**overrides: Any) -> dict[str, Any]:
+    """``TrainingArguments`` keyword arguments of the recipe, with ``overrides`` (e.g. ``learning_rate``)."""
+    unknown = sorted(set(overrides) - set(RECIPE))
+    if unknown:
+        raise ValueError(f"not a field of the training recipe: {', '.join(unknown)} (fields: {', '.join(RECIPE)})")
+    return {**RECIPE, **{key: value for key, value in overrides.items() if value is not None}}
+
 
 def tokenize_dataset(
     dataset: Any,

@@ -326,3 +326,17 @@ def test_cli_train_evaluate_and_solve(prop_data: Path, tmp_path: Path, capsys) -
         )
         == 2
     )
+
+
+def test_the_training_recipe_is_the_references_and_rejects_unknown_fields(tmp_path) -> None:
+    from transformers import Seq2SeqTrainingArguments
+
+    from hf_symbolinv.training import recipe_arguments
+
+    arguments = Seq2SeqTrainingArguments(output_dir=str(tmp_path), max_steps=100, **recipe_arguments())
+    assert (arguments.learning_rate, arguments.adam_beta1, arguments.adam_beta2) == (1e-3, 0.9, 0.95)
+    assert (arguments.weight_decay, arguments.max_grad_norm) == (0.1, 1.0)
+    assert arguments.lr_scheduler_type == "cosine" and arguments.get_warmup_steps(100) == 5
+    assert recipe_arguments(learning_rate=3e-4)["learning_rate"] == 3e-4
+    with pytest.raises(ValueError, match="not a field of the training recipe: lr"):
+        recipe_arguments(lr=3e-4)
