@@ -12,7 +12,7 @@ import string
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from .metrics import alpha_covariance, edit_distance
+from .metrics import alpha_covariance_by_renaming, edit_distance
 
 #: Every name a copy example may use: the papers' symbols are the lowercase letters.
 LETTERS = string.ascii_lowercase
@@ -150,19 +150,17 @@ def mean_alpha_covariance(
     prediction is mapped back with the inverse of its own renaming. Texts with a single possible
     variant carry no information and are skipped.
     """
-    jobs: list[tuple[int, dict[str, str]]] = []
-    for index, text in enumerate(texts):
+
+    def renamings_of(text: str) -> list[dict[str, str]]:
         renamings = sample_renamings(rng, text, pool, variants)
-        if len(renamings) >= 2:
-            jobs.extend((index, mapping) for mapping in renamings)
-    if not jobs:
+        return renamings if len(renamings) >= 2 else []
+
+    def undo(prediction: str, mapping: dict[str, str]) -> str:
+        return rename(prediction, {new: old for old, new in mapping.items()})
+
+    scores = [s for s in alpha_covariance_by_renaming(predict, texts, renamings_of, rename, undo) if s is not None]
+    if not scores:
         raise ValueError("no text has two or more distinct renamings into the pool")
-    predictions = predict([rename(texts[index], mapping) for index, mapping in jobs])
-    undone: dict[int, list[str]] = {}
-    for (index, mapping), prediction in zip(jobs, predictions, strict=True):
-        inverse = {new: old for old, new in mapping.items()}
-        undone.setdefault(index, []).append(rename(prediction, inverse))
-    scores = [alpha_covariance(values) for values in undone.values()]
     return sum(scores) / len(scores)
 
 

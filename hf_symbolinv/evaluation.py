@@ -19,7 +19,7 @@ from typing import Any
 import torch
 
 from .files import write_atomic, write_text_atomic
-from .metrics import alpha_covariance
+from .metrics import alpha_covariance_by_renaming
 from .tasks import Judgement, get_task
 
 
@@ -135,29 +135,26 @@ def alpha_covariance_of(
     whatever the model does (a non-invariant model scores below 1).
     """
     rng = random.Random(seed)
-    jobs: list[tuple[int, dict[int, int]]] = []
-    for index, ids in enumerate(inputs):
+
+    def renamings_of(ids: Sequence[int]) -> list[dict[int, int]]:
         used = sorted({t - num_base_tokens for t in ids if t >= num_base_tokens})
-        for mapping in slot_renamings(used, pool, max_variants, rng):
-            jobs.append((index, mapping))
-    renamed = [
-        [
+        return slot_renamings(used, pool, max_variants, rng)
+
+    def rename(ids: Sequence[int], mapping: dict[int, int]) -> list[int]:
+        return [
             num_base_tokens + mapping.get(t - num_base_tokens, t - num_base_tokens) if t >= num_base_tokens else t
-            for t in inputs[index]
+            for t in ids
         ]
-        for index, mapping in jobs
-    ]
-    answers = predict(renamed)
-    undone: dict[int, list[tuple[int, ...]]] = defaultdict(list)
-    for (index, mapping), answer in zip(jobs, answers, strict=True):
+
+    def undo(answer: Sequence[int], mapping: dict[int, int]) -> tuple[int, ...]:
         inverse = {new: old for old, new in mapping.items()}
-        undone[index].append(
-            tuple(
-                num_base_tokens + inverse.get(t - num_base_tokens, -1 - t) if t >= num_base_tokens else t
-                for t in answer
-            )
+        # A symbol outside the renamed slots cannot be mapped back: it gets a value no real answer has.
+        return tuple(
+            num_base_tokens + inverse.get(t - num_base_tokens, -1 - t) if t >= num_base_tokens else t for t in answer
         )
-    return [alpha_covariance(undone[i]) if len(undone[i]) > 1 else 1.0 for i in range(len(inputs))]
+
+    scores = alpha_covariance_by_renaming(predict, inputs, renamings_of, rename, undo)
+    return [1.0 if score is None else score for score in scores]
 
 
 def model_predictor(
