@@ -32,7 +32,7 @@ from pathlib import Path
 import torch
 
 import dataset_builders
-from hf_symbolinv.cli import main as symbolinv
+from hf_symbolinv.commands import main as symbolinv
 from hf_symbolinv.evaluation import evaluate_model
 from hf_symbolinv.files import write_text_atomic
 

@@ -29,7 +29,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from hf_symbolinv.cli import main as symbolinv
+from hf_symbolinv.commands import main as symbolinv
 from hf_symbolinv.convert import convert_checkpoint
 
 

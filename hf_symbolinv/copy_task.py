@@ -12,7 +12,7 @@ import string
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from .metrics import alpha_covariance_by_renaming, edit_distance
+from .evaluation.metrics import alpha_covariance_by_renaming, edit_distance
 
 #: Every name a copy example may use: the papers' symbols are the lowercase letters.
 LETTERS = string.ascii_lowercase

@@ -37,6 +37,29 @@ def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
     write_atomic(path, lambda temporary: temporary.write_text(text, encoding="utf-8"))
 
 
+class DestinationInUseError(FileExistsError):
+    """The destination holds something the writer did not create, so replacing it could lose data."""
+
+
+def _check_replaceable(target: Path, staging: Path) -> None:
+    """Refuse to replace ``target`` unless it is a folder of the files the new one consists of.
+
+    A previous save of the same kind (a re-run, a resumed training) is replaced; a plain file, a link or a
+    folder with any other file in it is left alone, since it may hold the user's work.
+    """
+    if target.is_symlink() or not target.is_dir():
+        raise DestinationInUseError(f"{target} exists and is not a folder; choose another destination")
+    owned = {file.relative_to(staging) for file in staging.rglob("*")}
+    foreign = sorted(
+        str(file.relative_to(target)) for file in target.rglob("*") if file.relative_to(target) not in owned
+    )
+    if foreign:
+        shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+        raise DestinationInUseError(
+            f"{target} holds files this command did not write ({shown}); choose an empty or new destination"
+        )
+
+
 def replace_folder_atomic(target: str | os.PathLike[str], fill: Callable[[Path], Any]) -> None:
     """Let ``fill`` write a fresh sibling folder, then swap it in for ``target``."""
     target = Path(target)
@@ -48,7 +71,8 @@ def replace_folder_atomic(target: str | os.PathLike[str], fill: Callable[[Path],
         for file in staging.rglob("*"):  # transformers writes the weights owner-only; the rest is not
             os.chmod(file, default_mode(directory=file.is_dir()))
         old = None
-        if target.exists():
+        if target.exists() or target.is_symlink():
+            _check_replaceable(target, staging)
             # A folder cannot be renamed onto a non-empty one: move the old one aside first.
             old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
             os.replace(target, old / target.name)

@@ -9,7 +9,7 @@ import torch
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
 from hf_symbolinv import SymbolInvConfig, SymbolInvForConditionalGeneration, SymbolInvTokenizer
-from hf_symbolinv.cli import main
+from hf_symbolinv.commands import main
 from hf_symbolinv.convert import convert_checkpoint, convert_family_model
 
 NUM_BASE = 10  # the propositional vocabulary

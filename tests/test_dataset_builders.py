@@ -29,7 +29,7 @@ from dataset_builders.common import (
 )
 from dataset_builders.ltl_random35 import LTL_TASK
 from dataset_builders.prop_random35 import PROP_TASK, minimal_assignment
-from hf_symbolinv.cli import build_parser, main
+from hf_symbolinv.commands import build_parser, main
 from hf_symbolinv.logic import (
     check_assignment,
     check_ltl,

@@ -18,7 +18,7 @@ from hf_symbolinv.copy_task import (
     sample_copy_strings,
     sample_renamings,
 )
-from hf_symbolinv.metrics import alpha_covariance, edit_distance
+from hf_symbolinv.evaluation.metrics import alpha_covariance, edit_distance
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -113,7 +113,7 @@ def test_copy_strings_respect_their_spec() -> None:
 # The command line
 # ---------------------------------------------------------------------------------------------------
 def test_parser_has_the_demo_subcommand() -> None:
-    from hf_symbolinv.cli import build_parser
+    from hf_symbolinv.commands import build_parser
 
     parser = build_parser()
     args = parser.parse_args(["demo", "--steps", "5", "--seed", "3", "--quick", "--output", "somewhere"])
@@ -127,8 +127,8 @@ def test_parser_has_the_demo_subcommand() -> None:
 @pytest.fixture(scope="module")
 def quick_demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, Path]:
     """One ``symbolinv demo --quick`` run through ``main``, with the result dict run_demo returned."""
-    import hf_symbolinv.demo as demo_module
-    from hf_symbolinv.cli import main
+    import hf_symbolinv.commands.demo as demo_module
+    from hf_symbolinv.commands import main
 
     output = tmp_path_factory.mktemp("demo")
     captured: dict = {}
@@ -173,7 +173,7 @@ def test_demo_baseline_cannot_run_more_symbols(quick_demo: tuple[dict, Path]) ->
 
 def test_demo_saved_model_reloads_and_generates_the_same(quick_demo: tuple[dict, Path]) -> None:
     import hf_symbolinv
-    from hf_symbolinv.demo import generate_copies
+    from hf_symbolinv.commands.demo import generate_copies
 
     hf_symbolinv.register()
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer

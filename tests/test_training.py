@@ -13,7 +13,7 @@ import torch
 from transformers import AutoModelForSeq2SeqLM, Seq2SeqTrainer, Seq2SeqTrainingArguments
 
 from hf_symbolinv import SymbolInvConfig, SymbolInvForConditionalGeneration, SymbolInvTokenizer
-from hf_symbolinv.cli import main
+from hf_symbolinv.commands import main
 from hf_symbolinv.evaluation import (
     alpha_covariance_of,
     evaluate_answers,

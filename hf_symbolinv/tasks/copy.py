@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..metrics import edit_distance
+from ..evaluation.metrics import edit_distance
 from . import Judgement, Task, register_task
 
 

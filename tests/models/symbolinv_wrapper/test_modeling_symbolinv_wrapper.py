@@ -497,7 +497,7 @@ def test_config_needs_an_encoder_decoder_and_a_mapping():
 # The converter's command line
 # ---------------------------------------------------------------------------------------------------
 def test_cli_wraps_a_saved_bart_checkpoint(tokenizer, tmp_path, capsys):
-    from hf_symbolinv.cli import main
+    from hf_symbolinv.commands import main
 
     bart = make_bart()
     bart.save_pretrained(tmp_path / "bart")

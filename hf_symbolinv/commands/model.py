@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .tasks import get_task, task_for_vocabulary, task_names
+from ..tasks import get_task, task_for_vocabulary, task_names
 
 _Subparsers = Any
 
@@ -26,6 +26,75 @@ def _field_value(pair: str) -> tuple[str, Any]:
         return field, json.loads(raw)
     except json.JSONDecodeError:
         return field, raw
+
+
+def positive_int(raw: str) -> int:
+    """An argparse type for counts (steps, beams, limits): 0 or a negative value is an error, not a default."""
+    try:
+        value = int(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {raw!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def check_overrides(config_class: type, overrides: dict[str, Any]) -> str | None:
+    """The problem with ``--set`` overrides (an unknown field, a value of the wrong type), or None.
+
+    Checked against the config's signature because a config stores unknown keyword arguments as attributes,
+    so a typo would otherwise be saved and silently ignored.
+    """
+    import difflib
+    import inspect
+
+    parameters = inspect.signature(config_class.__init__).parameters
+    known = [name for name, p in parameters.items() if name != "self" and p.kind is p.POSITIONAL_OR_KEYWORD]
+    for field, value in overrides.items():
+        if field not in known:
+            close = difflib.get_close_matches(field, known, n=1)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            return f"--set {field}: {config_class.__name__} has no field {field!r}{hint}"
+        default = parameters[field].default
+        if isinstance(default, bool):
+            wrong = not isinstance(value, bool)
+        elif isinstance(default, int):
+            wrong = isinstance(value, bool) or not isinstance(value, int)
+        elif isinstance(default, float):
+            wrong = isinstance(value, bool) or not isinstance(value, (int, float))
+        elif isinstance(default, str):
+            wrong = not isinstance(value, str)
+        else:
+            wrong = False
+        if wrong:
+            return f"--set {field}={value!r}: expected {type(default).__name__} (default {default!r})"
+    return None
+
+
+#: Config entries that are bookkeeping, not architecture: they may differ between a checkpoint and a resume.
+_NOT_ARCHITECTURE = frozenset(
+    {"transformers_version", "architectures", "dtype", "output_hidden_states", "return_dict", "use_cache"}
+)
+
+
+def resume_mismatch(config: Any, checkpoint: Path) -> str | None:
+    """Which config fields of ``config`` differ from those ``checkpoint`` was trained with, or None.
+
+    The Trainer would load the old weights into the new architecture where shapes allow, or fail deep
+    inside; naming the fields lets the user choose between the old settings and ``--no-resume``.
+    """
+    saved_file = checkpoint / "config.json"
+    if not saved_file.is_file():
+        return None
+    saved = json.loads(saved_file.read_text(encoding="utf-8"))
+    current = config.to_dict()
+    differ = sorted(
+        key for key in saved.keys() & current.keys() if key not in _NOT_ARCHITECTURE and saved[key] != current[key]
+    )
+    if not differ:
+        return None
+    changes = ", ".join(f"{key}: {saved[key]!r} -> {current[key]!r}" for key in differ)
+    return f"{checkpoint} was trained with other settings ({changes}); keep them, or pass --no-resume"
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -64,7 +133,7 @@ def add_train_parser(subparsers: _Subparsers) -> None:
         help="override config fields, e.g. d_model=32 encoder_layers=2",
     )
     length = parser.add_mutually_exclusive_group()
-    length.add_argument("--steps", type=int, default=None, help="optimizer steps (default 1000)")
+    length.add_argument("--steps", type=positive_int, default=None, help="optimizer steps (default 1000)")
     length.add_argument(
         "--epochs",
         type=float,
@@ -78,13 +147,13 @@ def add_train_parser(subparsers: _Subparsers) -> None:
         metavar="N",
         help="train on the first N samples of the train split only",
     )
-    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--batch-size", type=positive_int, default=64)
     parser.add_argument("--grad-accum", type=int, default=1)
     parser.add_argument("--lr", type=float, default=1e-3)
     parser.add_argument("--warmup-ratio", type=float, default=0.05)
     parser.add_argument("--eval-steps", type=int, default=None, help="default: steps / 4")
     parser.add_argument("--eval-samples", type=int, default=256, help="validation samples judged at each evaluation")
-    parser.add_argument("--beam", type=int, default=1, help="beams for the evaluations during training")
+    parser.add_argument("--beam", type=positive_int, default=1, help="beams for the evaluations during training")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-resume", action="store_true", help="start afresh even if OUTPUT has checkpoints")
     parser.set_defaults(handler=run_train)
@@ -94,12 +163,12 @@ def run_train(args: argparse.Namespace) -> int:
     import datasets
     from transformers import Seq2SeqTrainer, Seq2SeqTrainingArguments, set_seed
 
-    from .files import save_model_folder
-    from .model_card import fill_model_card
-    from .models.symbolinv.configuration_symbolinv import SymbolInvConfig
-    from .models.symbolinv.modeling_symbolinv import SymbolInvForConditionalGeneration
-    from .models.symbolinv.tokenization_symbolinv import SymbolInvTokenizer
-    from .training import SymbolInvDataCollator, recipe_arguments, semantic_metrics, tokenize_dataset
+    from ..files import save_model_folder
+    from ..model_card import fill_model_card
+    from ..models.symbolinv.configuration_symbolinv import SymbolInvConfig
+    from ..models.symbolinv.modeling_symbolinv import SymbolInvForConditionalGeneration
+    from ..models.symbolinv.tokenization_symbolinv import SymbolInvTokenizer
+    from ..training import SymbolInvDataCollator, recipe_arguments, semantic_metrics, tokenize_dataset
 
     set_seed(args.seed)
     if args.init_from is not None:
@@ -122,6 +191,10 @@ def run_train(args: argparse.Namespace) -> int:
             if args.embedding_type != "streams":
                 codes = SymbolInvConfig.from_preset(args.preset).attention_codes
                 overrides.setdefault("stream_attention", "-".join(c for c in codes if c.endswith("P")))
+        problem = check_overrides(SymbolInvConfig, overrides)
+        if problem is not None:
+            print(f"error: {problem}", file=sys.stderr)
+            return 2
         try:
             config = SymbolInvConfig.from_preset(args.preset, **overrides)
         except (ValueError, TypeError) as error:
@@ -190,6 +263,11 @@ def run_train(args: argparse.Namespace) -> int:
         else None,
     )
     checkpoints = sorted((output / "checkpoints").glob("checkpoint-*")) if not args.no_resume else []
+    if checkpoints:
+        problem = resume_mismatch(config, max(checkpoints, key=lambda c: int(c.name.rpartition("-")[2])))
+        if problem is not None:
+            print(f"error: {problem}", file=sys.stderr)
+            return 2
     trainer.train(resume_from_checkpoint=True if checkpoints else None)
     metrics = trainer.evaluate() if evaluation is not None else {}
     report = None
@@ -237,10 +315,10 @@ def add_evaluate_parser(subparsers: _Subparsers) -> None:
     parser.add_argument("model", metavar="MODEL", help="a saved model folder (or a training OUTPUT with model/)")
     parser.add_argument("--data", required=True, metavar="DIR")
     parser.add_argument("--split", default="test")
-    parser.add_argument("--beam", type=int, default=3)
-    parser.add_argument("--top-n", type=int, default=1)
-    parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--limit", type=int, default=None, help="evaluate the first N samples only")
+    parser.add_argument("--beam", type=positive_int, default=3)
+    parser.add_argument("--top-n", type=positive_int, default=1)
+    parser.add_argument("--batch-size", type=positive_int, default=64)
+    parser.add_argument("--limit", type=positive_int, default=None, help="evaluate the first N samples only")
     parser.add_argument(
         "--alpha-symbols",
         type=int,
@@ -285,7 +363,7 @@ def median_loss_draw(
     """Random-embedding models: keep the draw of β whose loss on the data is the median of ``draws``."""
     import torch
 
-    from .training import SymbolInvDataCollator
+    from ..training import SymbolInvDataCollator
 
     collator = SymbolInvDataCollator(tokenizer, model=model)
     features = [tokenizer(s, text_target=t) for s, t in zip(sources[:256], targets[:256])]
@@ -304,8 +382,8 @@ def median_loss_draw(
 def run_evaluate(args: argparse.Namespace) -> int:
     import datasets
 
-    from .evaluation import evaluate_model, save_heatmap
-    from .files import write_text_atomic
+    from ..evaluation import evaluate_model, save_heatmap
+    from ..files import write_text_atomic
 
     model, tokenizer, folder = load_model(args.model)
     task = task_for_vocabulary(model.config.vocabulary).name
@@ -359,8 +437,8 @@ def add_solve_parser(subparsers: _Subparsers) -> None:
     )
     parser.add_argument("model", metavar="MODEL")
     parser.add_argument("text", metavar="INPUT", help="e.g. '&aXb' or '& req X grant' (Polish notation)")
-    parser.add_argument("--beam", type=int, default=3)
-    parser.add_argument("--top-n", type=int, default=1)
+    parser.add_argument("--beam", type=positive_int, default=3)
+    parser.add_argument("--top-n", type=positive_int, default=1)
     parser.add_argument("--symbols", default=None, metavar="REGEX", help="which names are symbols")
     parser.set_defaults(handler=run_solve)
 
@@ -368,9 +446,9 @@ def add_solve_parser(subparsers: _Subparsers) -> None:
 def run_solve(args: argparse.Namespace) -> int:
     from transformers import pipeline
 
-    from . import logic
-    from .evaluation import judge
-    from .symbols import SymbolRule
+    from .. import logic
+    from ..evaluation import judge
+    from ..symbols import SymbolRule
 
     model, tokenizer, _ = load_model(args.model)
     task = task_for_vocabulary(model.config.vocabulary).name
@@ -434,7 +512,7 @@ def add_convert_parser(subparsers: _Subparsers) -> None:
 
 
 def run_convert(args: argparse.Namespace) -> int:
-    from .convert import convert_checkpoint
+    from ..convert import convert_checkpoint
 
     try:
         convert_checkpoint(

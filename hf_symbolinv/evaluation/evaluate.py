@@ -18,9 +18,9 @@ from typing import Any
 
 import torch
 
-from .files import write_atomic, write_text_atomic
+from ..files import write_atomic, write_text_atomic
+from ..tasks import Judgement, get_task
 from .metrics import alpha_covariance_by_renaming
-from .tasks import Judgement, get_task
 
 
 # ---------------------------------------------------------------------------------------------------

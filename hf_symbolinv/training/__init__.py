@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from transformers import DataCollatorForSeq2Seq
 
-from .evaluation import evaluate_answers
+from ..evaluation import evaluate_answers
 
 MODEL_COLUMNS = ("input_ids", "attention_mask", "symbol_mask", "labels")
 

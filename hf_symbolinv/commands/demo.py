@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from .copy_task import (
+from ..copy_task import (
     LETTERS,
     CopySpec,
     exact_match,
@@ -27,7 +27,7 @@ from .copy_task import (
     mean_edit_distance,
     sample_copy_strings,
 )
-from .files import save_model_folder, write_text_atomic
+from ..files import save_model_folder, write_text_atomic
 
 #: Characters of the training data. Letters have fixed symbol slots (a -> 0 ... e -> 4), so a
 #: baseline with five symbol rows can run exactly these; the SIT never sees another name.
@@ -114,8 +114,8 @@ def build_models(settings: DemoSettings, seed: int) -> dict[str, Any]:
     """The SIT and the fixed-embedding baseline, same widths and depths."""
     from transformers import set_seed
 
-    from .models.symbolinv.configuration_symbolinv import SymbolInvConfig
-    from .models.symbolinv.modeling_symbolinv import SymbolInvForConditionalGeneration
+    from ..models.symbolinv.configuration_symbolinv import SymbolInvConfig
+    from ..models.symbolinv.modeling_symbolinv import SymbolInvForConditionalGeneration
 
     dims = dict(
         d_model=settings.d_model,
@@ -152,7 +152,7 @@ def train_model(
     """Train with ``Seq2SeqTrainer``; returns the wall time in seconds."""
     from transformers import Seq2SeqTrainer, Seq2SeqTrainingArguments
 
-    from .training import SymbolInvDataCollator, recipe_arguments
+    from ..training import SymbolInvDataCollator, recipe_arguments
 
     steps = settings.steps
     args = Seq2SeqTrainingArguments(
@@ -196,7 +196,7 @@ def generate_copies(
 ) -> list[str]:
     """Greedy copies of ``texts``, in the callers' character names (raises the model's ValueError
     when it cannot run an input)."""
-    from .evaluation import generate_answers
+    from ..evaluation import generate_answers
 
     # A copy is as long as its input; the margin lets a wrong, longer answer show as wrong.
     answers = generate_answers(
@@ -416,7 +416,7 @@ than it was trained with (up to `max_streams` = {sit["max_streams"]}).
 
 def save_heatmap(grid: dict[str, Any], path: Path) -> None:
     """Accuracy over (distinct characters x length), written atomically as a PNG."""
-    from .evaluation import plot_heatmap
+    from ..evaluation import plot_heatmap
 
     plot_heatmap(
         path,
@@ -487,8 +487,8 @@ def _run_demo(
     import hf_symbolinv
 
     hf_symbolinv.register()
-    from .models.symbolinv.tokenization_symbolinv import SymbolInvTokenizer
-    from .training import tokenize_dataset
+    from ..models.symbolinv.tokenization_symbolinv import SymbolInvTokenizer
+    from ..training import tokenize_dataset
 
     started = time.perf_counter()
     settings = QUICK if quick else DEFAULT

@@ -13,8 +13,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from . import __version__
-from .cli_model import add_convert_parser, add_evaluate_parser, add_solve_parser, add_train_parser
+from .. import __version__
+from .model import add_convert_parser, add_evaluate_parser, add_solve_parser, add_train_parser
 
 _Subparsers = Any  # argparse's _SubParsersAction is private
 
@@ -221,6 +221,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Symbol-Invariant Transformers: models whose symbols are interchangeable.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show the full traceback when a command fails")
     subparsers = parser.add_subparsers(title="commands", dest="command", metavar="COMMAND")
     subparsers.required = True
     for add_parser in SUBCOMMANDS:
@@ -237,7 +238,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    except OSError as error:
+        # A destination in use, a read-only or missing path: one line naming it, no traceback.
+        if getattr(args, "debug", False):
+            raise
+        if error.strerror and error.filename:
+            print(f"error: {error.strerror}: {error.filename}", file=sys.stderr)
+        else:
+            print(f"error: {error}", file=sys.stderr)
+        return 2

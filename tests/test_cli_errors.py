@@ -1,0 +1,81 @@
+"""Nothing lost, nothing silently wrong: commands never replace what they did not write, and fail in one line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hf_symbolinv.commands import main
+from hf_symbolinv.files import DestinationInUseError, replace_folder_atomic
+
+
+def _fill(staging: Path) -> None:
+    (staging / "config.json").write_text("{}", encoding="utf-8")
+    (staging / "model.safetensors").write_bytes(b"weights")
+
+
+def test_a_folder_of_the_same_files_is_replaced(tmp_path: Path) -> None:
+    target = tmp_path / "model"
+    replace_folder_atomic(target, _fill)
+    (target / "config.json").write_text("old", encoding="utf-8")
+    replace_folder_atomic(target, _fill)
+    assert (target / "config.json").read_text(encoding="utf-8") == "{}"
+
+
+def test_a_folder_with_foreign_files_is_left_alone(tmp_path: Path) -> None:
+    target = tmp_path / "model"
+    target.mkdir()
+    (target / "thesis.tex").write_text("years of work", encoding="utf-8")
+    with pytest.raises(DestinationInUseError, match="thesis.tex"):
+        replace_folder_atomic(target, _fill)
+    assert (target / "thesis.tex").read_text(encoding="utf-8") == "years of work"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]  # no staging folder left behind
+
+
+def test_a_plain_file_is_not_replaced_by_a_folder(tmp_path: Path) -> None:
+    target = tmp_path / "model"
+    target.write_text("notes", encoding="utf-8")
+    with pytest.raises(DestinationInUseError, match="not a folder"):
+        replace_folder_atomic(target, _fill)
+    assert target.read_text(encoding="utf-8") == "notes"
+
+
+@pytest.fixture(scope="module")
+def saved_vanilla(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from test_convert import vanilla
+
+    from hf_symbolinv import SymbolInvTokenizer
+
+    folder = tmp_path_factory.mktemp("vanilla")
+    vanilla().save_pretrained(folder)
+    SymbolInvTokenizer.from_preset("prop").save_pretrained(folder)
+    return folder
+
+
+@pytest.mark.parametrize("kind", ["folder", "file"])
+def test_convert_keeps_an_existing_destination_and_says_so_in_one_line(
+    saved_vanilla: Path, tmp_path: Path, capsys, kind: str
+) -> None:
+    destination = tmp_path / "dst"
+    if kind == "folder":
+        destination.mkdir()
+        (destination / "notes.txt").write_text("mine", encoding="utf-8")
+        keep = destination / "notes.txt"
+    else:
+        destination.write_text("mine", encoding="utf-8")
+        keep = destination
+    assert main(["convert", str(saved_vanilla), str(destination)]) == 2
+    assert keep.read_text(encoding="utf-8") == "mine"
+    err = capsys.readouterr().err
+    errors = [line for line in err.splitlines() if line.startswith("error: ")]  # loading progress bars aside
+    assert len(errors) == 1 and str(destination) in errors[0]
+    assert "Traceback" not in err
+
+
+def test_debug_shows_the_traceback(saved_vanilla: Path, tmp_path: Path) -> None:
+    destination = tmp_path / "dst"
+    destination.write_text("mine", encoding="utf-8")
+    with pytest.raises(DestinationInUseError):
+        main(["--debug", "convert", str(saved_vanilla), str(destination)])
+    assert destination.read_text(encoding="utf-8") == "mine"
