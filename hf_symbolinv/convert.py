@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .model_card import render_card
+
 #: Embedding types whose symbols have one learned row each: the ones a conversion can start from.
 CONVERTIBLE_EMBEDDINGS = ("fixed", "alpha_renaming")
 EMBEDDING_KEY = "model.shared.weight"
@@ -199,29 +201,7 @@ def convert_family_model(
 
 
 def _conversion_card(report: ConversionReport, source: str) -> str:
-    return "\n".join(
-        [
-            "---",
-            "library_name: transformers",
-            "tags:",
-            "- symbolinv",
-            "- symbol-invariant",
-            "---",
-            "",
-            f"# Stream model converted from `{source}`",
-            "",
-            "Made with `symbolinv convert`. Renaming the symbols of an input renames the output and nothing "
-            "else, and inputs may use more symbols than the source vocabulary had.",
-            "",
-            "```",
-            report.summary(),
-            "```",
-            "",
-            "Fine-tune before use (see the README's conversion section): "
-            "`symbolinv train --init-from THIS_FOLDER --data DATA --task TASK --epochs 1 --output OUT`.",
-            "",
-        ]
-    )
+    return render_card("conversion", source=source, summary=report.summary())
 
 
 def convert_checkpoint(

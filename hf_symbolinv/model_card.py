@@ -49,6 +49,17 @@ def _pct(value: float) -> str:
     return f"{100 * value:.2f}%"
 
 
+def render_card(name: str, **fields: Any) -> str:
+    """The model card template ``model_cards/<name>.md`` with its ``{placeholders}`` filled: the one place
+    that writes model cards (training, evaluation, the demo and the converter all come here)."""
+    from model_cards import template
+
+    try:
+        return template(name).format(**fields)
+    except KeyError as missing:
+        raise ValueError(f"model card template {name!r} needs the field {missing}") from None
+
+
 def fill_model_card(
     config: Any,
     task: str,
@@ -61,8 +72,6 @@ def fill_model_card(
     extra_limitations: str = "",
 ) -> str:
     """The model card of a model of the family, from its config and (optionally) its evaluation."""
-    from model_cards import template
-
     about = get_task(task)
     embedding_description = {
         "streams": "one stream per symbol",
@@ -70,7 +79,8 @@ def fill_model_card(
         "alpha_renaming": "alpha-renaming baseline",
         "random": "random-embedding baseline",
     }[config.embedding_type]
-    return template().format(
+    return render_card(
+        "template",
         title=f"Symbol-Invariant Transformer: {task}"
         if config.embedding_type == "streams"
         else f"{embedding_description.capitalize()}: {task}",

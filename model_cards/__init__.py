@@ -1,8 +1,13 @@
-"""Model card templates, filled in by ``symbolinv train`` and ``symbolinv evaluate`` (see ``template.md``)."""
+"""Model card templates (Markdown with ``{placeholders}``), filled in by ``hf_symbolinv.model_card.render_card``:
+``template.md`` (trained and evaluated models), ``demo.md`` (the demo's model), ``conversion.md`` (converted
+checkpoints)."""
 
 from importlib.resources import files
 
 
-def template() -> str:
-    """The model card template (Markdown with ``{placeholders}``)."""
-    return files(__name__).joinpath("template.md").read_text(encoding="utf-8")
+def template(name: str = "template") -> str:
+    """The text of ``<name>.md``."""
+    path = files(__name__).joinpath(f"{name}.md")
+    if not path.is_file():
+        raise ValueError(f"no model card template {name!r} in model_cards/")
+    return path.read_text(encoding="utf-8")

@@ -79,3 +79,71 @@ def test_debug_shows_the_traceback(saved_vanilla: Path, tmp_path: Path) -> None:
     with pytest.raises(DestinationInUseError):
         main(["--debug", "convert", str(saved_vanilla), str(destination)])
     assert destination.read_text(encoding="utf-8") == "mine"
+
+
+# ---------------------------------------------------------------------------------------------------
+# Counts and config overrides
+# ---------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("argv", "flag"),
+    [
+        (["train", "--task", "prop", "--preset", "prop", "--data", "d", "--output", "o", "--steps", "0"], "--steps"),
+        (["train", "--task", "prop", "--preset", "prop", "--data", "d", "--output", "o", "--steps", "-5"], "--steps"),
+        (["evaluate", "m", "--data", "d", "--beam", "0"], "--beam"),
+        (["evaluate", "m", "--data", "d", "--limit", "0"], "--limit"),
+        (["solve", "m", "&ab", "--top-n", "0"], "--top-n"),
+    ],
+)
+def test_counts_below_one_are_refused_naming_the_flag(argv: list[str], flag: str, capsys) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert f"argument {flag}" in err and "at least 1" in err and "Traceback" not in err
+
+
+def _train(data: Path, output: Path, *settings: str, steps: str = "2") -> int:
+    from test_training import TINY
+
+    return main(
+        ["train", "--task", "prop", "--preset", "prop-best", "--data", str(data), "--output", str(output)]
+        + ["--steps", steps, "--batch-size", "16", "--eval-samples", "4", "--set", *TINY, *settings]
+    )
+
+
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        ("d_modle=32", "no field 'd_modle' (did you mean d_model?)"),
+        ("d_model=abc", "--set d_model='abc': expected int"),
+    ],
+)
+def test_bad_config_overrides_are_refused_naming_the_field(
+    prop_data: Path, tmp_path: Path, capsys, setting: str, message: str
+) -> None:
+    assert _train(prop_data, tmp_path / "run", setting) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    assert not (tmp_path / "run").exists()  # nothing written for a refused command
+
+
+def test_resuming_with_another_architecture_is_refused(prop_data: Path, tmp_path: Path, capsys) -> None:
+    output = tmp_path / "run"
+    assert _train(prop_data, output, steps="4") == 0
+    capsys.readouterr()
+    assert _train(prop_data, output, "encoder_position_encoding=rope", steps="8") == 2
+    err = capsys.readouterr().err
+    assert "encoder_position_encoding: 'tree' -> 'rope'" in err and "--no-resume" in err
+
+
+@pytest.mark.parametrize("kind", ["missing", "file"])
+def test_convert_names_a_missing_or_wrong_kind_source(tmp_path: Path, capsys, kind: str) -> None:
+    source = tmp_path / "src"
+    if kind == "file":
+        source.write_text("not a model", encoding="utf-8")
+    assert main(["convert", str(source), str(tmp_path / "dst")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"error: cannot read a model config from {source}: " + (
+        "is a file, not a model folder" if kind == "file" else "no such folder"
+    )
+    assert not (tmp_path / "dst").exists()

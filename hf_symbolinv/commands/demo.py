@@ -28,6 +28,7 @@ from ..copy_task import (
     sample_copy_strings,
 )
 from ..files import save_model_folder, write_text_atomic
+from ..model_card import render_card
 
 #: Characters of the training data. Letters have fixed symbol slots (a -> 0 ... e -> 4), so a
 #: baseline with five symbol rows can run exactly these; the SIT never sees another name.
@@ -330,88 +331,34 @@ def markdown_table(models: dict[str, dict[str, Any]]) -> str:
 
 
 def model_card(results: dict[str, Any]) -> str:
-    """The README.md saved next to the SIT weights."""
+    """The README.md saved next to the SIT weights (``model_cards/demo.md``)."""
     settings = results["settings"]
     sit = results["models"]["sit"]
-    train_length = "{}-{}".format(*TRAIN_SPEC.length)
-    train_distinct = "{}-{}".format(*TRAIN_SPEC.distinct)
-    more_length = "{}-{}".format(*MORE_SPEC.length)
-    more_distinct = "{}-{}".format(*MORE_SPEC.distinct)
-    layers = settings["layers"]
-    return f"""---
-library_name: transformers
-tags:
-- symbol-invariant-transformer
-- symbolinv
-- copy-task
-- alpha-equivalence
----
-
-# Symbol-Invariant Transformer: copy-task demo model
-
-A small Symbol-Invariant Transformer (SIT, model type `symbolinv`) trained by `symbolinv demo` to
-copy its input string. Every character is an interchangeable symbol: the model sees *which
-positions hold the same character*, never the character's name.
-
-## Intended use
-
-A worked example of the model family: loading, generation, renaming invariance and open
-vocabulary. It is not meant for any real task.
-
-```python
-import hf_symbolinv  # registers the symbolinv model type with the Auto classes
-from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
-
-model = AutoModelForSeq2SeqLM.from_pretrained("path/to/this/folder")
-tokenizer = AutoTokenizer.from_pretrained("path/to/this/folder")
-inputs = tokenizer(["abcabxyz"], return_tensors="pt", return_symbol_names=True)
-names = inputs.pop("symbol_names")
-output = model.generate(**inputs, max_new_tokens=12)
-print(tokenizer.batch_decode(output, skip_special_tokens=True, symbol_names=names))
-```
-
-Where `hf_symbolinv` is not installed, pass `trust_remote_code=True` to both `from_pretrained`
-calls: the model and tokenizer code is saved in this folder.
-
-## Training data
-
-{settings["train_size"]:,} random strings generated locally (seed {results["seed"]}): length
-{train_length}, {train_distinct} distinct characters drawn from `{TRAIN_ALPHABET}`; target = input.
-{settings["steps"]} steps of batch {settings["batch_size"]}, AdamW (learning rate {settings["learning_rate"]},
-betas (0.9, 0.95), weight decay 0.1, cosine schedule with 5% warm-up, clipping 1.0), AdaCos loss.
-Architecture: d_model {settings["d_model"]}, {layers} encoder
-and {layers} decoder layers, {settings["heads"]} heads, FFN {settings["ffn_dim"]}, attention EP-DP-CP,
-RoPE positions; {sit["parameters"]:,} parameters.
-
-## Evaluation
-
-Greedy decoding. "<=5 symbols": {settings["eval_size"]} held-out strings like the training data.
-"6-10 symbols": {settings["more_size"]} strings of length {more_length} with {more_distinct} distinct
-characters from a-z (more symbols, and names, than training ever had). Alpha-covariance: up to
-{settings["alpha_variants"]} renamed variants of each of {settings["alpha_inputs"]} inputs; each prediction is
-renamed back, and 1 - (distinct results - 1) / (variants - 1) is averaged. The baseline is a
-same-size encoder-decoder with one learned embedding row per training character; it has no row
-for a sixth symbol, so it cannot run the 6-10 set at all.
-
-{markdown_table(results["models"])}
-
-Accuracy of this model by distinct characters and length: `heatmap.png` beside this folder.
-
-## Invariance guarantee
-
-Renaming the symbols of an input renames the output the same way: each symbol gets its own
-stream with shared weights, and streams are combined only by order-independent means, so the
-output does not depend on the names (up to floating-point rounding). Alpha-covariance is
-therefore 100% whatever the training, and the model runs on inputs with more distinct symbols
-than it was trained with (up to `max_streams` = {sit["max_streams"]}).
-
-## Limitations
-
-- Cost grows as O(S * L^2) for S distinct symbols and length L: every symbol has its own stream.
-- No fresh symbols at the output: the model can only emit symbols that occur in its input.
-- Trained on short strings (length <= {TRAIN_SPEC.length[1]}); much longer ones may fail (see the heatmap).
-- A demo trained for minutes on a CPU: small, and not tuned.
-"""
+    return render_card(
+        "demo",
+        train_size=settings["train_size"],
+        seed=results["seed"],
+        train_length="{}-{}".format(*TRAIN_SPEC.length),
+        train_distinct="{}-{}".format(*TRAIN_SPEC.distinct),
+        train_alphabet=TRAIN_ALPHABET,
+        steps=settings["steps"],
+        batch_size=settings["batch_size"],
+        learning_rate=settings["learning_rate"],
+        d_model=settings["d_model"],
+        layers=settings["layers"],
+        heads=settings["heads"],
+        ffn_dim=settings["ffn_dim"],
+        parameters=sit["parameters"],
+        eval_size=settings["eval_size"],
+        more_size=settings["more_size"],
+        more_length="{}-{}".format(*MORE_SPEC.length),
+        more_distinct="{}-{}".format(*MORE_SPEC.distinct),
+        alpha_variants=settings["alpha_variants"],
+        alpha_inputs=settings["alpha_inputs"],
+        results_table=markdown_table(results["models"]),
+        max_streams=sit["max_streams"],
+        train_max_length=TRAIN_SPEC.length[1],
+    )
 
 
 def save_heatmap(grid: dict[str, Any], path: Path) -> None:

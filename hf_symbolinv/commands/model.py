@@ -49,7 +49,9 @@ def check_overrides(config_class: type, overrides: dict[str, Any]) -> str | None
     import inspect
 
     parameters = inspect.signature(config_class.__init__).parameters
-    known = [name for name, p in parameters.items() if name != "self" and p.kind is p.POSITIONAL_OR_KEYWORD]
+    known = [
+        name for name, p in parameters.items() if name != "self" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    ]
     for field, value in overrides.items():
         if field not in known:
             close = difflib.get_close_matches(field, known, n=1)
@@ -514,6 +516,14 @@ def add_convert_parser(subparsers: _Subparsers) -> None:
 def run_convert(args: argparse.Namespace) -> int:
     from ..convert import convert_checkpoint
 
+    source = Path(args.source)
+    # A Hub id has one slash at most and no leading "." or "/"; anything else is meant as a local folder,
+    # and "Repo id must be in the form ..." would hide that it is simply missing.
+    local = source.exists() or args.source.startswith((".", "/", "~")) or args.source.count("/") > 1
+    if local and not source.is_dir():
+        what = "is a file, not a model folder" if source.exists() else "no such folder"
+        print(f"error: cannot read a model config from {args.source}: {what}", file=sys.stderr)
+        return 2
     try:
         convert_checkpoint(
             args.source, args.destination, actual=args.actual, placeholder=args.placeholder, symbols=args.symbols
