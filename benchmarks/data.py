@@ -32,15 +32,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from dataset_builders.common import (
-    FEATURES,
-    GRID_ATTEMPTS_EXTRA,
-    GRID_ATTEMPTS_PER_SAMPLE,
-    GridSource,
-    generate,
-    leaves_allow,
-)
+from dataset_builders.generation import generate
+from dataset_builders.logic_tasks import GridSource, leaves_allow
 from dataset_builders.ltl_random35 import LTL_TASK, build_ltl_random35
+from dataset_builders.output import FEATURES
+from dataset_builders.params import GRID_ATTEMPTS_EXTRA, GRID_ATTEMPTS_PER_SAMPLE
 
 REFERENCE_CORE_SECONDS = 2 * 3600 + 21 * 60  # 2 h 21 min ...
 REFERENCE_THREADS = 56  # ... on 56 threads ...

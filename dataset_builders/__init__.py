@@ -5,7 +5,10 @@
   ``datasets.DatasetDict``; :func:`build` dispatches by configuration name.
 * :func:`load_deepltl` reads the original DeepLTL ``train.txt``/``val.txt``/``test.txt`` files.
 * :func:`push_dataset` publishes a built directory to the Hub.
-* :mod:`.common`: the shared machinery (deterministic, parallel, resumable, atomic generation).
+* the shared machinery, by concern: :mod:`.generation` (deterministic, parallel, resumable sampling),
+  :mod:`.output` (output folders, atomic writes), :mod:`.params` (configurations and build options),
+  :mod:`.logic_tasks` (the logic datasets' sources and build), :mod:`.cards` (dataset cards),
+  :mod:`.deepltl` (the original DeepLTL files) and :mod:`.hub` (publishing).
 
 Command line: ``symbolinv data build NAME --out DIR`` and ``symbolinv data push DIR REPO_ID``.
 A built directory loads with ``datasets.load_dataset(DIR)``.
@@ -44,10 +47,10 @@ _LAZY = {
     "build_ltl_random35": ".ltl_random35",
     "build_prop_random35": ".prop_random35",
     "build_copy_task": ".copy_task",
-    "push_dataset": ".common",
-    "is_built_dataset": ".common",
-    "DeepLTLFormatError": ".common",
-    "FEATURES": ".common",
+    "push_dataset": ".hub",
+    "is_built_dataset": ".output",
+    "DeepLTLFormatError": ".deepltl",
+    "FEATURES": ".output",
 }
 
 __all__ = ["CONFIG_NAMES", "build", "configs", "load_deepltl", *_LAZY]
@@ -68,7 +71,7 @@ def _family_modules() -> dict[str, Any]:
 
 
 def configs() -> dict[str, Any]:
-    """Every configuration's :class:`~dataset_builders.common.ConfigSpec`, by name."""
+    """Every configuration's :class:`~dataset_builders.params.ConfigSpec`, by name."""
     out: dict[str, Any] = {}
     for module in _family_modules().values():
         out.update(module.CONFIGS)
@@ -103,7 +106,7 @@ def load_deepltl(path: str | os.PathLike, task: str = "auto", check: bool = Fals
     """
     from pathlib import Path
 
-    from .common import DEEPLTL_SPLITS, read_deepltl
+    from .deepltl import DEEPLTL_SPLITS, read_deepltl
 
     modules = _family_modules()
     if task == "auto":

@@ -24,25 +24,10 @@ import datasets
 
 from hf_symbolinv.copy_task import CopySpec, random_copy_string, sample_copy_strings
 
-from .common import (
-    FEATURES,
-    SPLIT_FRACTIONS,
-    BuildDirectory,
-    BuildParams,
-    ConfigSpec,
-    Outcome,
-    card_metadata,
-    default_chunk_size,
-    derived_rng,
-    fingerprint_of,
-    generate,
-    markdown_table,
-    read_built,
-    resolve_params,
-    size_stats,
-    split_rows,
-    write_dataset,
-)
+from .cards import card_metadata, markdown_table, size_stats
+from .generation import Outcome, default_chunk_size, derived_rng, fingerprint_of, generate, split_rows
+from .output import FEATURES, SPLIT_FRACTIONS, BuildDirectory, read_built, write_dataset
+from .params import BuildParams, ConfigSpec, resolve_params
 
 __all__ = ["CONFIGS", "build_copy_task"]
 

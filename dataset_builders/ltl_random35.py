@@ -45,7 +45,8 @@ from hf_symbolinv.logic import (
     solve_ltl,
 )
 
-from .common import DEFAULT_TIMEOUT, ConfigSpec, LogicTask, build_logic
+from .logic_tasks import LogicTask, build_logic
+from .params import DEFAULT_TIMEOUT, ConfigSpec
 
 __all__ = ["CONFIGS", "LTL_TASK", "build_ltl_random35"]
 

@@ -35,7 +35,8 @@ from hf_symbolinv.logic import (
     solve_prop,
 )
 
-from .common import ConfigSpec, LogicTask, build_logic
+from .logic_tasks import LogicTask, build_logic
+from .params import ConfigSpec
 
 __all__ = ["CONFIGS", "PROP_TASK", "build_prop_random35", "minimal_assignment"]
 

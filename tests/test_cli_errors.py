@@ -147,3 +147,22 @@ def test_convert_names_a_missing_or_wrong_kind_source(tmp_path: Path, capsys, ki
         "is a file, not a model folder" if kind == "file" else "no such folder"
     )
     assert not (tmp_path / "dst").exists()
+
+
+@pytest.mark.parametrize("kind", ["missing", "empty", "file"])
+@pytest.mark.parametrize("command", ["train", "evaluate", "solve"])
+def test_missing_empty_or_wrong_kind_inputs_fail_in_one_line(tmp_path: Path, capsys, command: str, kind: str) -> None:
+    path = tmp_path / "input"
+    if kind == "empty":
+        path.mkdir()
+    elif kind == "file":
+        path.write_text("x", encoding="utf-8")
+    argv = {
+        "train": ["train", "--task", "prop", "--preset", "prop", "--data", str(path), "--output", str(tmp_path / "o")],
+        "evaluate": ["evaluate", str(path), "--data", str(path)],
+        "solve": ["solve", str(path), "&ab"],
+    }[command]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    errors = [line for line in err.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1 and str(path) in errors[0] and "Traceback" not in err

@@ -16,18 +16,10 @@ import datasets
 import pytest
 
 import dataset_builders
-from dataset_builders.common import (
-    FEATURES,
-    PARTIAL_DIR,
-    GatedSource,
-    Outcome,
-    SizeQuotas,
-    derived_int,
-    derived_rng,
-    read_parquet_rows,
-    realise_formula,
-)
+from dataset_builders.generation import Outcome, derived_int, derived_rng
+from dataset_builders.logic_tasks import GatedSource, SizeQuotas, realise_formula
 from dataset_builders.ltl_random35 import LTL_TASK
+from dataset_builders.output import FEATURES, PARTIAL_DIR, read_parquet_rows
 from dataset_builders.prop_random35 import PROP_TASK, minimal_assignment
 from hf_symbolinv.commands import build_parser, main
 from hf_symbolinv.logic import (
