@@ -238,6 +238,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except SystemExit as stop:
+        # Handlers stop with a message (exit status 1 by Python's rule); every command error exits with 2.
+        if isinstance(stop.code, str):
+            print(stop.code, file=sys.stderr)
+            return 2
+        raise
     except OSError as error:
         # A destination in use, a read-only or missing path: one line naming it, no traceback.
         if getattr(args, "debug", False):

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from ..symbols import SymbolRule
 from .formula import Assignment, Atom, Formula
-from .ltl import _NoGC, _patterns  # truth-table patterns and GC pause, shared with the LTL engine
+from .ltl_core import _NoGC, _patterns  # truth-table patterns and GC pause, shared with the LTL engine
 from .notation import parse_assignment, parse_prop
 
 __all__ = ["PropSolveResult", "check_assignment", "solve_prop", "evaluate_prop", "clear_prop_caches"]

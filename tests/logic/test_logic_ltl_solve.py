@@ -8,7 +8,7 @@ import time
 import pytest
 from logic_oracle import some_word_satisfies
 
-import hf_symbolinv.logic.ltl as ltl_engine
+import hf_symbolinv.logic.ltl_solve as ltl_engine
 from hf_symbolinv.logic import (
     TRUE,
     Not,
