@@ -166,3 +166,26 @@ def test_missing_empty_or_wrong_kind_inputs_fail_in_one_line(tmp_path: Path, cap
     err = capsys.readouterr().err
     errors = [line for line in err.splitlines() if line.startswith("error: ")]
     assert len(errors) == 1 and str(path) in errors[0] and "Traceback" not in err
+
+
+def test_a_tokenizer_of_another_task_and_a_damaged_checkpoint_exit_2_with_one_line(tmp_path, capsys) -> None:
+    import torch
+
+    from hf_symbolinv import SymbolInvConfig, SymbolInvForConditionalGeneration, SymbolInvTokenizer
+    from hf_symbolinv.commands import main
+
+    torch.manual_seed(0)
+    tiny = dict(d_model=16, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2, decoder_attention_heads=2)
+    model = SymbolInvForConditionalGeneration(SymbolInvConfig.from_preset("prop", **tiny, encoder_ffn_dim=16))
+    folder = tmp_path / "model"
+    model.save_pretrained(folder)
+    SymbolInvTokenizer.from_preset("ltl").save_pretrained(folder)  # the wrong task's tokenizer
+    assert main(["solve", str(folder), "&a|!bc"]) == 2
+    err = capsys.readouterr().err
+    assert "does not match the model" in err and "'ltl' vocabulary" in err and "Traceback" not in err
+    SymbolInvTokenizer.from_preset("prop").save_pretrained(folder)
+    weights = folder / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:100])
+    assert main(["solve", str(folder), "&a|!bc"]) == 2
+    err = capsys.readouterr().err
+    assert f"cannot read the weights {weights}" in err and err.count("\n") == 1

@@ -244,6 +244,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(stop.code, file=sys.stderr)
             return 2
         raise
+    except ValueError as error:
+        # The package's own checks (a config field, a checkpoint, a tokenizer, a dataset, a formula) raise
+        # ValueError with a message that names the problem: one line, no traceback.
+        if getattr(args, "debug", False):
+            raise
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     except OSError as error:
         # A destination in use, a read-only or missing path: one line naming it, no traceback.
         if getattr(args, "debug", False):

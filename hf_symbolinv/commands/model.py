@@ -185,6 +185,7 @@ def run_train(args: argparse.Namespace) -> int:
         folder = _resolve_model(args.init_from)
         model = SymbolInvForConditionalGeneration.from_pretrained(folder)
         config, tokenizer = model.config, AutoTokenizer.from_pretrained(folder)
+        _check_tokenizer(tokenizer, model)
         origin = f"`{args.init_from}`"
     else:
         overrides = dict(args.overrides)
@@ -356,7 +357,16 @@ def load_model(path: str) -> tuple[Any, Any, Path]:
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
     folder = _resolve_model(path)
-    return AutoModelForSeq2SeqLM.from_pretrained(folder).eval(), AutoTokenizer.from_pretrained(folder), folder
+    model, tokenizer = AutoModelForSeq2SeqLM.from_pretrained(folder).eval(), AutoTokenizer.from_pretrained(folder)
+    _check_tokenizer(tokenizer, model)
+    return model, tokenizer, folder
+
+
+def _check_tokenizer(tokenizer: Any, model: Any) -> None:
+    """A tokenizer of another vocabulary than the model's gives garbage silently: refuse it, naming both."""
+    check = getattr(tokenizer, "check_matches", None)
+    if check is not None:
+        check(model.config)
 
 
 def median_loss_draw(
