@@ -1,0 +1,97 @@
+"""Configuration of the (Terminating) Differentiable Tree Experts and of the Differentiable Tree Machine."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from transformers import PreTrainedConfig
+
+CONTROLLERS = ("dtm", "dte")
+TERMINATIONS = ("oracle", "sluggish")
+
+# Types are checked before any value is used, so a wrong type fails naming the field.
+FIELD_TYPES: dict[str, tuple[type, ...]] = {
+    "controller": (str,),
+    "termination": (str,),
+    "max_depth": (int,),
+    "num_steps": (int,),
+    "filler_dim": (int,),
+    "d_model": (int,),
+    "num_heads": (int,),
+    "ffn_dim": (int,),
+    "num_experts": (int,),
+    "top_k": (int,),
+    "dropout": (float, int),
+    "confidence_threshold": (float, int),
+    "index_penalty": (float, int),
+}
+
+
+class DTEConfig(PreTrainedConfig):
+    r"""Configuration of a Differentiable Tree Machine (``controller="dtm"``: one transformer encoder layer
+    per step) or of Differentiable Tree Experts (``controller="dte"``: one mixture of experts shared by
+    every step).
+
+    Args:
+        max_depth: deepest node depth a tree may have (the root is depth 0).
+        num_steps: interpreter steps (the most steps, for the sluggish termination).
+        filler_dim: width of a filler vector.
+        d_model, num_heads, ffn_dim, dropout: the controller's transformer layers.
+        num_experts: experts of the DTE mixture; ``top_k`` of them are used per step (``top_k ==
+            num_experts`` is the dense mixture).
+        termination: ``oracle`` (run exactly ``num_steps``) or ``sluggish`` (the Terminating DTE's
+            damper and explorer predictors).
+        confidence_threshold: the sluggish rule's confidence needed to stop (0.8 in the paper).
+        index_penalty: the per-index penalty of the sluggish choice (0.9 in the paper).
+    """
+
+    model_type = "dte"
+    attribute_map: ClassVar[dict[str, str]] = {"hidden_size": "d_model", "num_attention_heads": "num_heads"}
+
+    controller: str = "dte"
+    termination: str = "oracle"
+    max_depth: int = 6
+    num_steps: int = 14
+    filler_dim: int = 64
+    d_model: int = 256
+    num_heads: int = 8
+    ffn_dim: int = 1024
+    num_experts: int = 16
+    top_k: int = 16
+    dropout: float = 0.0
+    confidence_threshold: float = 0.8
+    index_penalty: float = 0.9
+
+    def __post_init__(self, **kwargs: Any) -> None:
+        for field, kinds in FIELD_TYPES.items():
+            value = getattr(self, field)
+            # bool is an int in Python; a size given as True is still a mistake.
+            if isinstance(value, bool) or not isinstance(value, kinds):
+                names = " or ".join(kind.__name__ for kind in kinds)
+                raise ValueError(f"DTEConfig.{field}: must be {names}, got {value!r} ({type(value).__name__})")
+        super().__post_init__(**kwargs)
+        self.validate_dte()
+
+    def validate_dte(self) -> None:
+        """Raise ``ValueError`` naming the field for unknown values and impossible combinations."""
+
+        def fail(field: str, message: str) -> None:
+            raise ValueError(f"DTEConfig.{field}: {message}")
+
+        if self.controller not in CONTROLLERS:
+            fail("controller", f"unknown controller {self.controller!r}; choose one of {list(CONTROLLERS)}")
+        if self.termination not in TERMINATIONS:
+            fail("termination", f"unknown termination {self.termination!r}; choose one of {list(TERMINATIONS)}")
+        for field in ("max_depth", "num_steps", "filler_dim", "d_model", "num_heads", "ffn_dim", "num_experts"):
+            if getattr(self, field) < 1:
+                fail(field, f"must be >= 1, got {getattr(self, field)}")
+        if self.d_model % self.num_heads:
+            fail("num_heads", f"d_model={self.d_model} is not divisible by num_heads={self.num_heads}")
+        if not 1 <= self.top_k <= self.num_experts:
+            fail("top_k", f"must be between 1 and num_experts={self.num_experts}, got {self.top_k}")
+        if not 0.0 <= self.dropout < 1.0:
+            fail("dropout", f"must be in [0, 1), got {self.dropout}")
+        if not 0.0 < self.confidence_threshold <= 1.0:
+            fail("confidence_threshold", f"must be in (0, 1], got {self.confidence_threshold}")
+        if not 0.0 < self.index_penalty <= 1.0:
+            fail("index_penalty", f"must be in (0, 1], got {self.index_penalty}")
