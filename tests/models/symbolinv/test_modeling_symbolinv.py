@@ -640,6 +640,7 @@ SAVED_SIT_FILES = frozenset(
         "generation_config.json",
         "model.safetensors",
         "configuration_symbolinv.py",
+        "loading.py",
         "modeling_symbolinv.py",
         "pipeline_symbolinv.py",
         "pooling.py",
