@@ -6,9 +6,10 @@
 * :func:`load_deepltl` reads the original DeepLTL ``train.txt``/``val.txt``/``test.txt`` files.
 * :func:`push_dataset` publishes a built directory to the Hub.
 * the shared machinery, by concern: :mod:`.generation` (deterministic, parallel, resumable sampling),
-  :mod:`.output` (output folders, atomic writes), :mod:`.params` (configurations and build options),
-  :mod:`.logic_tasks` (the logic datasets' sources and build), :mod:`.cards` (dataset cards),
-  :mod:`.deepltl` (the original DeepLTL files) and :mod:`.hub` (publishing).
+  :mod:`.output` (output folders: locked, checked, written atomically), :mod:`.params` (configurations
+  and build options), :mod:`.logic_tasks` (the logic datasets' sources and build), :mod:`.cards`
+  (dataset cards), :mod:`.deepltl` (the original DeepLTL files), :mod:`.hub` (publishing) and
+  :mod:`.errors` (what they raise: ``ValueError`` subclasses, one line naming the path).
 
 Command line: ``symbolinv data build NAME --out DIR`` and ``symbolinv data push DIR REPO_ID``.
 A built directory loads with ``datasets.load_dataset(DIR)``.
@@ -50,6 +51,11 @@ _LAZY = {
     "push_dataset": ".hub",
     "is_built_dataset": ".output",
     "DeepLTLFormatError": ".deepltl",
+    "DatasetBuildError": ".errors",
+    "OutputDirError": ".errors",
+    "OutputInUseError": ".errors",
+    "ParametersChangedError": ".errors",
+    "EmptyDatasetError": ".errors",
     "FEATURES": ".output",
 }
 
@@ -81,7 +87,12 @@ def configs() -> dict[str, Any]:
 def build(name: str, out_dir: str | os.PathLike | None = None, **options: Any) -> Any:
     """Build configuration ``name`` (one of :data:`CONFIG_NAMES`) and return its ``DatasetDict``;
     ``options`` are those of the family's builder (``num_samples``, ``num_symbols``, ``max_size``,
-    ``seed``, ``workers``, ``progress``; ``timeout`` for LTL)."""
+    ``seed``, ``workers``, ``progress``, ``overwrite``; ``timeout`` for LTL).
+
+    Errors are :class:`DatasetBuildError` (a ``ValueError``, one line naming the path): another build
+    writing ``out_dir`` (:class:`OutputInUseError`), a dataset of other parameters there without
+    ``overwrite`` (:class:`ParametersChangedError`), an unusable folder (:class:`OutputDirError`),
+    no sample at all (:class:`EmptyDatasetError`)."""
     if name not in CONFIG_NAMES:
         raise ValueError(f"unknown dataset configuration {name!r}; choose one of {', '.join(CONFIG_NAMES)}")
     modules = _family_modules()
@@ -102,22 +113,14 @@ def load_deepltl(path: str | os.PathLike, task: str = "auto", check: bool = Fals
     ``task`` is ``ltl`` (formula and trace), ``prop`` (formula, with ``<->``/``xor`` or ``=``/``^``,
     and assignment) or ``auto`` (decided by the first target line: a trace has ``;`` or ``{``).
     Formulas and targets are normalised to the model vocabulary; with ``check`` every target is
-    verified with the checker. A malformed file raises :class:`DeepLTLFormatError` naming the line.
+    verified with the checker. A malformed file (also an empty, binary or non-UTF-8 one) raises
+    :class:`DeepLTLFormatError` naming the path and line; a UTF-8 byte-order mark is skipped.
     """
-    from pathlib import Path
-
-    from .deepltl import DEEPLTL_SPLITS, read_deepltl
+    from .deepltl import detect_task, read_deepltl
 
     modules = _family_modules()
     if task == "auto":
-        task = "ltl"
-        for file in DEEPLTL_SPLITS.values():
-            candidate = Path(path) / file
-            if candidate.exists():
-                lines = [line.strip() for line in candidate.read_text().split("\n")[:2]]
-                if len(lines) == 2 and lines[1] and not any(c in lines[1] for c in ";{}"):
-                    task = "prop"
-                break
+        task = detect_task(path)
     tasks = {"ltl": modules["ltl"].LTL_TASK, "prop": modules["prop"].PROP_TASK}
     if task not in tasks:
         raise ValueError(f"task must be 'ltl', 'prop' or 'auto', got {task!r}")

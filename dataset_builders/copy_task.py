@@ -26,7 +26,7 @@ from hf_symbolinv.copy_task import CopySpec, random_copy_string, sample_copy_str
 
 from .cards import card_metadata, markdown_table, size_stats
 from .generation import Outcome, default_chunk_size, derived_rng, fingerprint_of, generate, split_rows
-from .output import FEATURES, SPLIT_FRACTIONS, BuildDirectory, read_built, write_dataset
+from .output import FEATURES, SPLIT_FRACTIONS, BuildDirectory, write_dataset
 from .params import BuildParams, ConfigSpec, resolve_params
 
 __all__ = ["CONFIGS", "build_copy_task"]
@@ -196,12 +196,14 @@ def build_copy_task(
     progress: bool = True,
     on_accept: Callable[[int], None] | None = None,
     chunk_size: int | None = None,
+    overwrite: bool = False,
 ) -> datasets.DatasetDict:
     """Build a copy-task configuration and return it as a ``DatasetDict``.
 
     ``num_symbols`` is the most distinct characters, ``max_size`` the longest string; for the grids
     ``num_samples`` is the count per cell. ``workers`` is accepted for a uniform interface (the
-    strings are drawn in this process). With ``out_dir`` the dataset is written there too.
+    strings are drawn in this process). With ``out_dir`` the dataset is written there too; a dataset of
+    other parameters already there is replaced only with ``overwrite``.
     """
     if config not in CONFIGS:
         raise ValueError(f"unknown copy configuration {config!r}; choose one of {', '.join(CONFIGS)}")
@@ -215,9 +217,9 @@ def build_copy_task(
         )
     info = {"config": spec.name, "family": "copy", **params.as_dict()}
     info["fingerprint"] = fingerprint_of(info)
-    with BuildDirectory(out_dir) as directory:
-        if not directory.temporary and (built := read_built(directory.path, info["fingerprint"])) is not None:
-            return built
+    with BuildDirectory(out_dir, info, overwrite=overwrite) as directory:
+        if directory.built is not None:
+            return directory.built
         if spec.is_grid:
             cells = tuple(
                 (k, n) for k in range(1, params.num_symbols + 1) for n in range(1, params.max_size + 1) if k <= n

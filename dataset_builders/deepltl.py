@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -10,7 +11,8 @@ import datasets
 
 from hf_symbolinv.logic import LogicSyntaxError, symbols_of
 
-from .output import FEATURES
+from .errors import DatasetBuildError, DeepLTLFilesNotFoundError
+from .output import FEATURES, rows_to_dataset
 
 if TYPE_CHECKING:
     from .logic_tasks import LogicTask
@@ -19,7 +21,7 @@ if TYPE_CHECKING:
 # ---------------------------------------------------------------------------------------------------
 # The original DeepLTL files
 # ---------------------------------------------------------------------------------------------------
-class DeepLTLFormatError(ValueError):
+class DeepLTLFormatError(DatasetBuildError):
     """A malformed line in a DeepLTL ``train.txt``/``val.txt``/``test.txt`` file."""
 
     def __init__(self, path: Path, line: int, message: str) -> None:
@@ -31,11 +33,48 @@ class DeepLTLFormatError(ValueError):
 DEEPLTL_SPLITS = {"train": "train.txt", "validation": "val.txt", "test": "test.txt"}
 
 
-def read_deepltl_file(path: Path, task: LogicTask, check: bool = False) -> list[dict[str, Any]]:
-    """Rows from one DeepLTL file: lines alternate input (Polish notation) and target."""
-    lines = Path(path).read_text().split("\n")
+def read_lines(path: Path) -> list[str]:
+    """The lines of a DeepLTL file without trailing blank lines; a UTF-8 byte-order mark is skipped
+    (editors on Windows add one). A binary, non-UTF-8 or empty file raises :class:`DeepLTLFormatError`."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise DatasetBuildError(f"cannot read {path}: {error.strerror or error}") from None
+    if data.startswith(codecs.BOM_UTF8):
+        data = data[len(codecs.BOM_UTF8) :]
+    if b"\0" in data:
+        line = data.count(b"\n", 0, data.index(b"\0")) + 1
+        raise DeepLTLFormatError(path, line, "binary data (a NUL byte); expected a text file")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise DeepLTLFormatError(path, line, f"not UTF-8 text (byte 0x{data[error.start]:02x})") from None
+    lines = text.split("\n")
     while lines and not lines[-1].strip():
         lines.pop()  # trailing newline(s)
+    if not lines:
+        raise DeepLTLFormatError(path, 1, "empty file; expected lines alternating input and target")
+    return lines
+
+
+def detect_task(directory: Path) -> str:
+    """``prop`` if the first target line of the first file present is an assignment, else ``ltl`` (a
+    trace has ``;`` or ``{``)."""
+    for file in DEEPLTL_SPLITS.values():
+        candidate = Path(directory) / file
+        if candidate.is_file():
+            lines = [line.strip() for line in read_lines(candidate)[:2]]
+            if len(lines) == 2 and lines[1] and not any(c in lines[1] for c in ";{}"):
+                return "prop"
+            break
+    return "ltl"
+
+
+def read_deepltl_file(path: Path, task: LogicTask, check: bool = False) -> list[dict[str, Any]]:
+    """Rows from one DeepLTL file: lines alternate input (Polish notation) and target."""
+    lines = read_lines(path)
     if len(lines) % 2:
         raise DeepLTLFormatError(path, len(lines), f"input without a {task.target_name} line (odd number of lines)")
     rows = []
@@ -69,14 +108,12 @@ def read_deepltl_file(path: Path, task: LogicTask, check: bool = False) -> list[
 def read_deepltl(path: str | os.PathLike, task: LogicTask, check: bool = False) -> datasets.DatasetDict:
     directory = Path(path)
     if not directory.is_dir():
-        raise FileNotFoundError(f"{directory} is not a directory with DeepLTL train.txt/val.txt/test.txt files")
+        raise DeepLTLFilesNotFoundError(f"{directory} is not a directory with DeepLTL train.txt/val.txt/test.txt files")
     splits = {
         name: read_deepltl_file(directory / file, task, check)
         for name, file in DEEPLTL_SPLITS.items()
         if (directory / file).exists()
     }
     if not splits:
-        raise FileNotFoundError(f"{directory} has none of {', '.join(DEEPLTL_SPLITS.values())}")
-    return datasets.DatasetDict(
-        {name: datasets.Dataset.from_list(rows, features=FEATURES) for name, rows in splits.items()}
-    )
+        raise DeepLTLFilesNotFoundError(f"{directory} has none of {', '.join(DEEPLTL_SPLITS.values())}")
+    return datasets.DatasetDict({name: rows_to_dataset(rows, FEATURES) for name, rows in splits.items()})

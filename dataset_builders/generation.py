@@ -18,6 +18,7 @@ from tqdm.auto import tqdm
 
 from hf_symbolinv.files import write_atomic, write_text_atomic
 
+from .errors import ParametersChangedError
 from .output import FORMAT_VERSION, STATE_FILE, read_parquet_rows, write_parquet
 
 
@@ -187,8 +188,9 @@ def generate(
     if state_path.exists():
         state = BuildState(**json.loads(state_path.read_text()))
         if state.fingerprint != fingerprint:
-            raise ValueError(
-                f"{workdir} holds a partial build made with other parameters; remove it or build into another directory"
+            raise ParametersChangedError(
+                f"{workdir} holds a partial build made with other parameters; pass --overwrite (overwrite=True) "
+                "to discard it, or build into another directory"
             )
     counts: Counter[str] = Counter(state.counts)
     drops: Counter[str] = Counter(state.drops)

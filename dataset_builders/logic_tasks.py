@@ -27,7 +27,7 @@ from .generation import (
     spawn_pool,
     split_rows,
 )
-from .output import FEATURES, LETTERS, SPLIT_FRACTIONS, BuildDirectory, read_built, write_dataset
+from .output import FEATURES, LETTERS, SPLIT_FRACTIONS, BuildDirectory, write_dataset
 from .params import (
     DEFAULT_TIMEOUT,
     GRID_ATTEMPTS_EXTRA,
@@ -466,10 +466,17 @@ def build_logic(
     on_accept: Callable[[int], None] | None = None,
     chunk_size: int | None = None,
     progress: bool = True,
+    overwrite: bool = False,
 ) -> datasets.DatasetDict:
     """Build one logic configuration (see :class:`ConfigSpec`); ``about`` describes the family's
-    generator and solver for the card."""
+    generator and solver for the card. A dataset of other parameters already in ``out_dir`` is
+    replaced only with ``overwrite`` (see :class:`~dataset_builders.output.BuildDirectory`)."""
     params = resolve_params(spec, num_samples, num_symbols, max_size, seed, timeout)
+    if params.num_symbols < task.min_symbols:
+        raise ValueError(
+            f"--num-symbols must be at least {task.min_symbols} for {spec.name} (a {task.name} formula without "
+            f"symbols is constant), got {params.num_symbols}"
+        )
     info = {"config": spec.name, **logic_build_info(task, params)}
     info["fingerprint"] = fingerprint_of(info)
     options = {
@@ -479,9 +486,9 @@ def build_logic(
         "progress": progress,
         "description": spec.name,
     }
-    with BuildDirectory(out_dir) as directory:
-        if not directory.temporary and (built := read_built(directory.path, info["fingerprint"])) is not None:
-            return built  # rerunning a finished build
+    with BuildDirectory(out_dir, info, overwrite=overwrite) as directory:
+        if directory.built is not None:
+            return directory.built  # rerunning a finished build
         reports = []
         if spec.is_grid:
             rows, report = grid_rows(task, spec.name, params, directory, options)

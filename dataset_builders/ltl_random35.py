@@ -187,12 +187,15 @@ def build_ltl_random35(
     progress: bool = True,
     on_accept: Callable[[int], None] | None = None,
     chunk_size: int | None = None,
+    overwrite: bool = False,
 ) -> datasets.DatasetDict:
     """Build an LTL configuration and return it as a ``DatasetDict``.
 
     With ``out_dir`` the dataset is also written there (Parquet shards and a dataset card, the
     layout ``load_dataset(out_dir)`` reads) and an interrupted build resumes where it stopped when
-    rerun with the same parameters. ``num_samples`` is the total before splitting (for
+    rerun with the same parameters; a dataset of other parameters there (finished or interrupted)
+    is refused unless ``overwrite``, and a folder another build is writing is refused at once
+    (:class:`~dataset_builders.errors.OutputInUseError`). ``num_samples`` is the total before splitting (for
     ``ltl-heatmap``: the cap per cell); ``workers`` defaults to all cores. ``on_accept`` (called
     with the count accepted so far) and ``chunk_size`` are hooks for tests.
     """
@@ -212,4 +215,5 @@ def build_ltl_random35(
         on_accept=on_accept,
         chunk_size=chunk_size,
         progress=progress,
+        overwrite=overwrite,
     )

@@ -188,6 +188,7 @@ def build_prop_random35(
     progress: bool = True,
     on_accept: Callable[[int], None] | None = None,
     chunk_size: int | None = None,
+    overwrite: bool = False,
 ) -> datasets.DatasetDict:
     """Build a propositional configuration and return it as a ``DatasetDict`` (parameters as
     :func:`~dataset_builders.ltl_random35.build_ltl_random35`; there is no time-out)."""
@@ -207,4 +208,5 @@ def build_prop_random35(
         on_accept=on_accept,
         chunk_size=chunk_size,
         progress=progress,
+        overwrite=overwrite,
     )

@@ -108,6 +108,9 @@ def add_data_parser(subparsers: _Subparsers) -> None:
     )
     build.add_argument("--seed", type=int, default=0, metavar="S", help="random seed (default: 0)")
     build.add_argument(
+        "--overwrite", action="store_true", help="replace a dataset of other parameters already in --out"
+    )
+    build.add_argument(
         "--workers", type=_positive_int, default=None, metavar="W", help="worker processes (default: all cores)"
     )
     build.add_argument(
@@ -152,6 +155,7 @@ def run_data_build(args: argparse.Namespace) -> int:
         "max_size": args.max_size,
         "seed": args.seed,
         "workers": args.workers,
+        "overwrite": args.overwrite,
         "progress": not args.quiet,
     }
     if args.timeout is not None:
