@@ -77,3 +77,19 @@ def test_tasks_import_neither_torch_nor_transformers() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["False", "False"]
+
+
+@pytest.mark.parametrize(
+    "formula, trace",
+    [("&a!a", "{0}"), ("a", "a;{0}"), ("a", "&a!a;{1}"), ("Fb", "{&b!b}"), ("Ga", "a;0;{a}")],
+)
+def test_ltl_traces_that_describe_no_word_are_incorrect(formula: str, trace: str) -> None:
+    # Every word of such a lasso satisfies any formula, vacuously: there is none.
+    verdict = get_task("ltl").judge(formula, trace, None)
+    assert not verdict.correct and not verdict.invalid
+
+
+def test_ltl_traces_that_describe_words_are_judged_by_the_checker() -> None:
+    assert get_task("ltl").judge("a", "a;{1}", None).correct
+    assert get_task("ltl").judge("Fb", "!b;{b}", None).correct
+    assert not get_task("ltl").judge("Gb", "!b;{b}", None).correct

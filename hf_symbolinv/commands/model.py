@@ -39,6 +39,16 @@ def positive_int(raw: str) -> int:
     return value
 
 
+def positive_float(raw: str) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {raw!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {raw!r}")
+    return value
+
+
 def check_overrides(config_class: type, overrides: dict[str, Any]) -> str | None:
     """The problem with ``--set`` overrides (an unknown field, a value of the wrong type), or None.
 
@@ -89,7 +99,7 @@ def resume_mismatch(config: Any, checkpoint: Path) -> str | None:
     if not saved_file.is_file():
         return None
     saved = json.loads(saved_file.read_text(encoding="utf-8"))
-    current = config.to_dict()
+    current = json.loads(config.to_json_string(use_diff=False))  # as saved: JSON keys are strings
     differ = sorted(
         key for key in saved.keys() & current.keys() if key not in _NOT_ARCHITECTURE and saved[key] != current[key]
     )
@@ -158,19 +168,50 @@ def add_train_parser(subparsers: _Subparsers) -> None:
     parser.add_argument("--beam", type=positive_int, default=1, help="beams for the evaluations during training")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-resume", action="store_true", help="start afresh even if OUTPUT has checkpoints")
+    fast = parser.add_argument_group("speed (for GPUs)")
+    fast.add_argument(
+        "--bf16", action="store_true", help="bf16 mixed precision (autocast; the weights and the optimizer stay fp32)"
+    )
+    fast.add_argument(
+        "--group-by-length",
+        action="store_true",
+        help="draw batches of samples with similar stream counts and lengths, so that padding wastes little",
+    )
+    fast.add_argument(
+        "--workers", type=int, default=0, help="data-loading and tokenizing processes (default 0: in the main process)"
+    )
+    fast.add_argument(
+        "--eval-batch-size", type=positive_int, default=None, help="evaluation batch size (default: --batch-size)"
+    )
+    fast.add_argument(
+        "--time-limit",
+        type=positive_float,
+        default=None,
+        metavar="MINUTES",
+        help="stop after this many minutes with a checkpoint; the same command then continues the run",
+    )
     parser.set_defaults(handler=run_train)
 
 
 def run_train(args: argparse.Namespace) -> int:
     import datasets
-    from transformers import Seq2SeqTrainer, Seq2SeqTrainingArguments, set_seed
+    import torch
+    from transformers import Seq2SeqTrainingArguments, set_seed
 
     from ..files import save_model_folder
     from ..model_card import fill_model_card
     from ..models.symbolinv.configuration_symbolinv import SymbolInvConfig
     from ..models.symbolinv.modeling_symbolinv import SymbolInvForConditionalGeneration
     from ..models.symbolinv.tokenization_symbolinv import SymbolInvTokenizer
-    from ..training import SymbolInvDataCollator, recipe_arguments, semantic_metrics, tokenize_dataset
+    from ..training import (
+        SymbolInvDataCollator,
+        SymbolInvTrainer,
+        TimeLimit,
+        grouping_key,
+        recipe_arguments,
+        semantic_metrics,
+        tokenize_dataset,
+    )
 
     set_seed(args.seed)
     if args.init_from is not None:
@@ -217,7 +258,11 @@ def run_train(args: argparse.Namespace) -> int:
     train_split = dataset["train"]
     if args.max_train_samples is not None:
         train_split = train_split.select(range(min(args.max_train_samples, len(train_split))))
-    train = tokenize_dataset(train_split, tokenizer)
+    if args.workers < 0:
+        print(f"error: --workers must be 0 or more, not {args.workers}", file=sys.stderr)
+        return 2
+    num_proc = args.workers if args.workers > 1 else None
+    train = tokenize_dataset(train_split, tokenizer, num_proc=num_proc)
     evaluation = None
     if eval_name is not None:
         held_out = dataset[eval_name].select(range(min(args.eval_samples, len(dataset[eval_name]))))
@@ -237,7 +282,11 @@ def run_train(args: argparse.Namespace) -> int:
         output_dir=str(output / "checkpoints"),
         max_steps=steps,
         per_device_train_batch_size=args.batch_size,
-        per_device_eval_batch_size=args.batch_size,
+        per_device_eval_batch_size=args.eval_batch_size or args.batch_size,
+        bf16=args.bf16,
+        use_cpu=args.bf16 and not torch.cuda.is_available(),  # bf16 autocast also runs on CPUs
+        dataloader_num_workers=args.workers,
+        dataloader_persistent_workers=args.workers > 0,
         gradient_accumulation_steps=args.grad_accum,
         **recipe_arguments(learning_rate=args.lr, warmup_steps=args.warmup_ratio),
         eval_strategy="steps" if evaluation is not None else "no",
@@ -252,9 +301,10 @@ def run_train(args: argparse.Namespace) -> int:
         report_to=[],
         seed=args.seed,
         data_seed=args.seed,
-        dataloader_pin_memory=False,
+        dataloader_pin_memory=torch.cuda.is_available(),
     )
-    trainer = Seq2SeqTrainer(
+    time_limit = TimeLimit(args.time_limit * 60) if args.time_limit is not None else None
+    trainer = SymbolInvTrainer(
         model=model,
         args=training_args,
         train_dataset=train,
@@ -264,6 +314,10 @@ def run_train(args: argparse.Namespace) -> int:
         compute_metrics=semantic_metrics(args.task, tokenizer, held_out["input"], held_out["target"])
         if evaluation is not None
         else None,
+        callbacks=[time_limit] if time_limit is not None else None,
+        group_keys=[grouping_key(ids, mask) for ids, mask in zip(train["input_ids"], train["symbol_mask"])]
+        if args.group_by_length
+        else None,
     )
     checkpoints = sorted((output / "checkpoints").glob("checkpoint-*")) if not args.no_resume else []
     if checkpoints:
@@ -272,6 +326,12 @@ def run_train(args: argparse.Namespace) -> int:
             print(f"error: {problem}", file=sys.stderr)
             return 2
     trainer.train(resume_from_checkpoint=True if checkpoints else None)
+    if time_limit is not None and time_limit.stopped_at is not None:
+        print(
+            f"stopped at step {time_limit.stopped_at} of {steps} after the time limit ({args.time_limit:g} min); "
+            f"the checkpoint is in {output / 'checkpoints'}: run the same command again to continue"
+        )
+        return 0
     metrics = trainer.evaluate() if evaluation is not None else {}
     report = None
     if "eval_correct" in metrics:
@@ -353,11 +413,12 @@ def _resolve_model(path: str) -> Path:
     return folder
 
 
-def load_model(path: str) -> tuple[Any, Any, Path]:
+def load_model(path: str, **kwargs: Any) -> tuple[Any, Any, Path]:
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
     folder = _resolve_model(path)
-    model, tokenizer = AutoModelForSeq2SeqLM.from_pretrained(folder).eval(), AutoTokenizer.from_pretrained(folder)
+    model = AutoModelForSeq2SeqLM.from_pretrained(folder, **kwargs).eval()
+    tokenizer = AutoTokenizer.from_pretrained(folder)
     _check_tokenizer(tokenizer, model)
     return model, tokenizer, folder
 
@@ -447,8 +508,13 @@ def add_solve_parser(subparsers: _Subparsers) -> None:
         description="Print the model's answer to one input (any symbol names), the checker's verdict and, for "
         "LTL, the trace in readable infix.",
     )
-    parser.add_argument("model", metavar="MODEL")
-    parser.add_argument("text", metavar="INPUT", help="e.g. '&aXb' or '& req X grant' (Polish notation)")
+    parser.add_argument(
+        "inputs",
+        nargs="+",
+        metavar="[MODEL] INPUT",
+        help="a saved model folder (default: the trained propositional model that ships with the package), then "
+        "the input, e.g. '& a | b ! c' or '& req X grant' (Polish notation)",
+    )
     parser.add_argument("--beam", type=positive_int, default=3)
     parser.add_argument("--top-n", type=positive_int, default=1)
     parser.add_argument("--symbols", default=None, metavar="REGEX", help="which names are symbols")
@@ -462,7 +528,16 @@ def run_solve(args: argparse.Namespace) -> int:
     from ..evaluation import judge
     from ..symbols import SymbolRule
 
-    model, tokenizer, _ = load_model(args.model)
+    if len(args.inputs) > 2:
+        count = len(args.inputs)
+        print(f"error: solve takes [MODEL] INPUT, got {count} arguments (quote an INPUT with spaces)", file=sys.stderr)
+        return 2
+    if len(args.inputs) == 2:
+        args.model, args.text = args.inputs
+        model, tokenizer, _ = load_model(args.model)
+    else:
+        args.text = args.inputs[0]
+        model, tokenizer = _shipped_model_for(args.text, args.symbols)
     task = task_for_vocabulary(model.config.vocabulary).name
     pipe = pipeline("symbolic-generation", model=model, tokenizer=tokenizer)
     try:
@@ -487,6 +562,26 @@ def run_solve(args: argparse.Namespace) -> int:
         if task == "ltl" and not verdict.invalid:
             print(f"   trace: {logic.format_trace(logic.parse_trace(text, symbols=symbols), 'infix')}")
     return 0
+
+
+def _shipped_model_for(text: str, symbols: str | None) -> tuple[Any, Any]:
+    """The shipped trained model for ``text``: propositional formulas have one; anything else (LTL) is
+    refused with a message saying so, rather than answered by a model of another task."""
+    import torch
+
+    from ..logic import LogicSyntaxError, parse_prop
+    from ..pretrained import shipped_model
+    from ..symbols import SymbolRule
+
+    try:
+        parse_prop(text, symbols=SymbolRule(pattern=symbols) if symbols else None)
+    except (LogicSyntaxError, ValueError) as error:
+        raise ValueError(
+            f"{error}; without a MODEL, solve answers propositional formulas only (the package ships a trained "
+            "prop model, no LTL one yet): pass a MODEL folder for other tasks"
+        ) from None
+    model, tokenizer, _ = load_model(str(shipped_model("prop")), dtype=torch.float32)
+    return model, tokenizer
 
 
 def _as_logic(text: str, task: str, symbols: Any, answer: bool = False) -> str:

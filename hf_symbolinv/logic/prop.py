@@ -351,6 +351,11 @@ def check_assignment(
     f = _as_prop(formula, notation, symbols)
     if isinstance(assignment, str):
         assignment = parse_assignment(assignment, symbols)
+    for name, value in assignment.items():
+        # 0/1 are booleans in the task's notation; anything else ("no", 2, None) is a caller's error,
+        # not a truth value that Python's bool() would silently accept.
+        if not isinstance(value, bool) and value not in (0, 1):
+            raise ValueError(f"assignment of {name!r} is {value!r}, not a truth value (True/False or 1/0)")
     names = _symbols_in_order(f)
     present = set(names)
     if any(name not in present for name in assignment):

@@ -8,10 +8,20 @@ from .. import logic
 from . import Judgement, Task, register_task
 
 
+def describes_a_word(trace: logic.Trace) -> bool:
+    """Whether some infinite word fits the symbolic lasso: every step (a propositional formula over the
+    symbols) must be satisfiable. A step like ``0`` or ``&a!a`` fits no letter, and the lasso no word."""
+    return all(logic.solve_prop(step).sat for step in trace.steps)
+
+
 def judge(source: str, prediction: str, reference: str | None = None, timeout: float | None = 10.0) -> Judgement:
-    """Correct iff every word of the predicted lasso satisfies the formula (the exact checker)."""
+    """Correct iff the predicted lasso describes at least one infinite word and every word it describes
+    satisfies the formula (the exact checker). A lasso that describes no word (``{0}``) satisfies any
+    formula vacuously; it is judged incorrect, or a model answering ``{0}`` to everything would score 100%."""
     try:
         trace = logic.parse_trace(prediction)
+        if not describes_a_word(trace):
+            return Judgement(correct=False, exact=False)
         verdict = logic.check_ltl(source, trace, timeout=timeout)
         if verdict is logic.Verdict.UNKNOWN:
             return Judgement(correct=False, exact=False, unknown=True)

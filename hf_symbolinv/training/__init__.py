@@ -7,11 +7,13 @@ token losses over the accumulated batches and divides once (the Trainer then doe
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from transformers import DataCollatorForSeq2Seq
+from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainer, TrainerCallback
+from transformers.trainer_pt_utils import LengthGroupedSampler
 
 from ..evaluation import evaluate_answers
 
@@ -120,3 +122,53 @@ def semantic_metrics(
         return metrics
 
     return compute
+
+
+#: ``grouping_key`` weighs a stream like this many tokens, so that the sort puts the stream count first.
+_STREAM_WEIGHT = 1 << 16
+
+
+def grouping_key(input_ids: Sequence[int], symbol_mask: Sequence[int]) -> int:
+    """The sort key of one sample for length-grouped batches: its number of streams (distinct symbols)
+    first, then its length. A batch pads both to its largest sample, and the streams multiply the
+    cost of every position, so samples are grouped by both."""
+    streams = len({token for token, is_symbol in zip(input_ids, symbol_mask) if is_symbol})
+    return streams * _STREAM_WEIGHT + len(input_ids)
+
+
+class TimeLimit(TrainerCallback):
+    """Stops training after ``seconds`` of wall-clock time, at the end of a step, and saves a checkpoint
+    there, so that the same command resumes it: long runs fit machines that are lent for a while."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.start = time.monotonic()
+        self.stopped_at: int | None = None
+
+    def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self.start = time.monotonic()
+
+    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        if time.monotonic() - self.start >= self.seconds and state.global_step < state.max_steps:
+            control.should_training_stop = True
+            control.should_save = True
+            self.stopped_at = state.global_step
+
+
+class SymbolInvTrainer(Seq2SeqTrainer):
+    """``Seq2SeqTrainer`` that can group training batches by stream count and length
+    (``group_keys``: one :func:`grouping_key` per training sample), so that padded positions and padded
+    streams waste little; the batches are otherwise drawn at random, as the Trainer's own length grouping does."""
+
+    def __init__(self, *args: Any, group_keys: Sequence[int] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if group_keys is not None and self.train_dataset is not None and len(group_keys) != len(self.train_dataset):
+            raise ValueError(f"group_keys has {len(group_keys)} keys for {len(self.train_dataset)} training samples")
+        self.group_keys = list(group_keys) if group_keys is not None else None
+
+    def _get_train_sampler(self, train_dataset: Any = None) -> Any:
+        if self.group_keys is None:
+            return super()._get_train_sampler(train_dataset)
+        return LengthGroupedSampler(
+            self.args.train_batch_size * self.args.gradient_accumulation_steps, lengths=self.group_keys
+        )

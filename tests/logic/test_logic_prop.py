@@ -190,3 +190,14 @@ def test_solve_prop_sat_route_agrees_with_the_table_route():
     g = parse_prop(" & ".join(f"({a} | {b})" for a, b in zip(names, names[1:])), "infix")
     # p0 = 0 forces p1 = 1, p2 = 0 forces p3 = 1, ...; the zeros then drop out
     assert solve_prop(g).assignment == {n: True for n in names[1::2]}
+
+
+@pytest.mark.parametrize("value", ["no", "yes", 2, -1, None, 0.5, [1]])
+def test_check_assignment_refuses_values_that_are_not_truth_values(value) -> None:
+    with pytest.raises(ValueError, match="'b' is .* not a truth value"):
+        check_assignment(parse_prop("&ab"), {"a": 1, "b": value})
+
+
+def test_check_assignment_takes_booleans_and_zero_one() -> None:
+    assert check_assignment(parse_prop("&ab"), {"a": 1, "b": True})
+    assert not check_assignment(parse_prop("&ab"), {"a": 0, "b": True})

@@ -1,0 +1,145 @@
+"""The training path made for GPUs, checked on the CPU: bf16, batches grouped by streams and length,
+runs cut into time-limited chunks that resume, and the trained checkpoint that ships with the package."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+import torch
+from safetensors import safe_open
+from test_training import TINY
+from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+from hf_symbolinv import logic
+from hf_symbolinv.commands import main
+from hf_symbolinv.pretrained import shipped_model
+from hf_symbolinv.training import grouping_key
+
+
+def test_grouping_key_orders_by_streams_then_length() -> None:
+    # ids 10.. are symbols here; the key counts distinct symbols, not symbol tokens.
+    two_streams_long = grouping_key([5, 10, 11, 10, 6, 7, 8, 9], [0, 1, 1, 1, 0, 0, 0, 0])
+    two_streams_short = grouping_key([10, 11, 10], [1, 1, 1])
+    three_streams_short = grouping_key([10, 11, 12], [1, 1, 1])
+    assert two_streams_short < two_streams_long < three_streams_short
+    assert grouping_key([5, 6], [0, 0]) == 2
+
+
+def _padding(batches: list[list[int]], shapes: list[tuple[int, int]]) -> int:
+    """Padded (stream, position) cells of the batches: each batch pads to its largest sample."""
+    waste = 0
+    for batch in batches:
+        streams = max(shapes[i][0] for i in batch)
+        length = max(shapes[i][1] for i in batch)
+        waste += sum(streams * length - shapes[i][0] * shapes[i][1] for i in batch)
+    return waste
+
+
+def test_grouped_sampler_draws_every_sample_once_and_pads_less() -> None:
+    from transformers.trainer_pt_utils import LengthGroupedSampler
+
+    rng = random.Random(0)
+    shapes = [(rng.randint(1, 5), rng.randint(3, 40)) for _ in range(4096)]
+    keys = [grouping_key([10 + (j % s) for j in range(n)], [1] * n) for s, n in shapes]
+    batch_size = 32
+    torch.manual_seed(0)
+    grouped = list(LengthGroupedSampler(batch_size, lengths=keys))
+    assert sorted(grouped) == list(range(len(shapes)))
+    shuffled = torch.randperm(len(shapes)).tolist()
+
+    def batches(order: list[int]) -> list[list[int]]:
+        return [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
+
+    assert _padding(batches(grouped), shapes) < 0.5 * _padding(batches(shuffled), shapes)
+
+
+def _train(prop_data: Path, output: Path, *extra: str) -> int:
+    return main(
+        [
+            "train",
+            "--task",
+            "prop",
+            "--preset",
+            "prop-best",
+            "--data",
+            str(prop_data),
+            "--output",
+            str(output),
+            "--steps",
+            "4",
+            "--batch-size",
+            "8",
+            "--eval-samples",
+            "4",
+            "--bf16",
+            "--group-by-length",
+            "--set",
+            *TINY,
+            *extra,
+        ]
+    )
+
+
+def test_cli_bf16_grouped_training_stops_at_the_time_limit_and_resumes(prop_data: Path, tmp_path: Path, capsys) -> None:
+    output = tmp_path / "run"
+    # A limit shorter than one step: the run stops after its first step, with a checkpoint.
+    assert _train(prop_data, output, "--time-limit", "1e-6") == 0
+    printed = capsys.readouterr().out
+    assert "stopped at step 1 of 4 after the time limit" in printed
+    assert [c.name for c in (output / "checkpoints").iterdir()] == ["checkpoint-1"]
+    assert not (output / "model").exists()  # no final model from an unfinished schedule
+    # The same command without the limit continues from that checkpoint to the end of the schedule.
+    assert _train(prop_data, output) == 0
+    state = json.loads((output / "checkpoints" / "checkpoint-4" / "trainer_state.json").read_text())
+    assert state["global_step"] == 4
+    losses = [entry["loss"] for entry in state["log_history"] if "loss" in entry]
+    assert losses and all(value == value for value in losses)  # finite, not NaN
+    assert (output / "model" / "model.safetensors").is_file()
+
+
+def test_cli_time_limit_must_be_a_positive_number(prop_data: Path, tmp_path: Path, capsys) -> None:
+    for bad in ("0", "-1", "soon", "inf"):
+        with pytest.raises(SystemExit) as exit_info:
+            _train(prop_data, tmp_path / "run", "--time-limit", bad)
+        assert exit_info.value.code == 2
+        assert "--time-limit" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------------------------------
+# The shipped checkpoint
+# --------------------------------------------------------------------------------------------------
+def test_shipped_checkpoint_is_small_half_precision_and_loads() -> None:
+    folder = shipped_model("prop")
+    weights = folder / "model.safetensors"
+    assert weights.stat().st_size <= 8 * 2**20
+    with safe_open(str(weights), "pt") as handle:
+        dtypes = {handle.get_slice(name).get_dtype() for name in handle.keys()}
+    assert dtypes == {"F16"}
+    model = AutoModelForSeq2SeqLM.from_pretrained(folder, dtype=torch.float32).eval()
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    assert model.config.vocabulary == "prop" and tokenizer.vocabulary == "prop"
+    card = (folder / "README.md").read_text(encoding="utf-8")
+    assert "symbolinv train" in card and "correct" in card
+    with pytest.raises(ValueError, match="no trained ltl model ships"):
+        shipped_model("ltl")
+
+
+def test_solve_without_a_model_answers_with_the_shipped_checkpoint(capsys) -> None:
+    text = "& a | b ! c"
+    assert main(["solve", text]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    answer, verdict = lines[0].removeprefix("1. ").split()
+    # The verdict printed is the checker's on the model's own answer.
+    correct = logic.check_assignment(logic.parse_prop(text), logic.parse_assignment(answer))
+    assert verdict == ("[correct]" if correct else "[incorrect]")
+    assert verdict == "[correct]"  # this checkpoint solves this formula (beam 3), a fixed, deterministic fact
+
+
+def test_solve_without_a_model_refuses_ltl_inputs(capsys) -> None:
+    assert main(["solve", "& req X grant"]) == 2
+    err = capsys.readouterr().err
+    assert "temporal operator 'X'" in err and "pass a MODEL folder" in err
+    assert main(["solve", "a", "b", "c"]) == 2
