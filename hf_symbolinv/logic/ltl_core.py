@@ -131,10 +131,36 @@ def _term_weight(term: tuple[int, int, frozenset[int], int]) -> int:
     return term[0].bit_count() + term[1].bit_count() + len(term[2]) + term[3].bit_count()
 
 
+#: Deepest operator nesting the LTL engine accepts. Its tableau construction recurses once per level;
+#: deeper formulas (far beyond any task's: the datasets stop at size 50) get a clear error rather than
+#: Python's RecursionError.
+MAX_LTL_DEPTH = 300
+
+
+def nesting_depth(formula: Formula) -> int:
+    """Operator nesting depth of ``formula`` (an atom has depth 1), computed without recursion."""
+    deepest, stack = 0, [(formula, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in node.children)
+    return deepest
+
+
+def check_depth(formula: Formula) -> None:
+    """A ``ValueError`` naming the depth if ``formula`` nests deeper than :data:`MAX_LTL_DEPTH`."""
+    depth = nesting_depth(formula)
+    if depth > MAX_LTL_DEPTH:
+        raise ValueError(
+            f"formula nests {depth} operators deep; the LTL engine accepts at most {MAX_LTL_DEPTH} levels"
+        )
+
+
 class _Automaton:
     """Tableau automaton of one formula (optionally negated), expanded lazily and memoised."""
 
     def __init__(self, formula: Formula, negate: bool) -> None:
+        check_depth(formula)
         self.symbols: list[str] = []
         self.sym_index: dict[str, int] = {}
         for node in formula.walk():  # symbol bits in order of first appearance (rename-invariant)

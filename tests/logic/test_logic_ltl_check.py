@@ -160,3 +160,21 @@ def test_malformed_input_raises():
         check_ltl("a", "a;{b")
     with pytest.raises(ValueError):
         check_ltl("a", "{a}", backend="nonsense")
+
+
+@pytest.mark.parametrize("text", ["X" * 2000 + "a", "!" * 400 + "Ga", "U" * 400 + "a" * 401])
+def test_formulas_nested_beyond_the_engine_limit_get_a_clear_error(text: str) -> None:
+    from hf_symbolinv.logic.ltl_core import MAX_LTL_DEPTH
+
+    formula = parse_ltl(text)
+    for run in (lambda: check_ltl(formula, parse_trace("{a}")), lambda: solve_ltl(formula)):
+        with pytest.raises(ValueError, match=f"accepts at most {MAX_LTL_DEPTH} levels"):
+            run()
+
+
+def test_formulas_at_the_engine_limit_are_checked() -> None:
+    from hf_symbolinv.logic.ltl_core import MAX_LTL_DEPTH
+
+    formula = parse_ltl("X" * (MAX_LTL_DEPTH - 1) + "a")
+    assert check_ltl(formula, parse_trace("{a}"))
+    assert not check_ltl(formula, parse_trace("{!a}"))
