@@ -511,7 +511,13 @@ def _polish_tokens(f: Formula, spelling: Mapping[str, str]) -> list[str]:
 
 
 def _join(tokens: list[str]) -> str:
-    return "".join(tokens) if all(len(t) == 1 for t in tokens) else " ".join(tokens)
+    if all(len(t) == 1 for t in tokens):
+        return "".join(tokens)
+    if len(tokens) == 1:
+        # Whitespace is what marks text as whitespace-separated: without it, one long name ("a0", "F0")
+        # would be read back character by character (a then 0, or F 0). The trailing space keeps it one name.
+        return tokens[0] + " "
+    return " ".join(tokens)
 
 
 def _infix(f: Formula, spelling: Mapping[str, str]) -> str:
