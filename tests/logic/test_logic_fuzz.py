@@ -12,6 +12,7 @@ import random
 import re
 from collections import Counter
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -103,25 +104,21 @@ def _parse_or_reject(parse, format_, text: str, counts: Counter) -> object | Non
     return parsed
 
 
-def test_prop_parser_fuzz() -> None:
+@pytest.mark.parametrize(
+    "parse, format_, texts",
+    [
+        (parse_prop, format_prop, _texts(_prop_texts(), PROP_CHARS)),
+        (parse_ltl, format_ltl, _texts(_ltl_texts(), LTL_CHARS)),
+    ],
+    ids=["prop", "ltl"],
+)
+def test_formula_parser_fuzz(parse, format_, texts: st.SearchStrategy[str]) -> None:
     counts: Counter = Counter()
 
     @FUZZ
-    @given(_texts(_prop_texts(), PROP_CHARS))
+    @given(texts)
     def run(text: str) -> None:
-        _parse_or_reject(parse_prop, format_prop, text, counts)
-
-    run()
-    assert counts["parsed"] >= 50 and counts["rejected"] >= 50, counts
-
-
-def test_ltl_parser_fuzz() -> None:
-    counts: Counter = Counter()
-
-    @FUZZ
-    @given(_texts(_ltl_texts(), LTL_CHARS))
-    def run(text: str) -> None:
-        _parse_or_reject(parse_ltl, format_ltl, text, counts)
+        _parse_or_reject(parse, format_, text, counts)
 
     run()
     assert counts["parsed"] >= 50 and counts["rejected"] >= 50, counts
