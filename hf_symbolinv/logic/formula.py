@@ -73,11 +73,24 @@ class Formula:
     _hash: int
 
     def __eq__(self, other: object) -> bool:
-        if self is other:
-            return True
-        if not isinstance(other, Formula) or self._hash != other._hash or self.op != other.op:
-            return False
-        return self._key() == other._key()
+        # Iterative: formulas nest as deep as their input, past Python's recursion limit.
+        pending = [(self, other)]
+        while pending:
+            a, b = pending.pop()
+            if a is b:
+                continue
+            if not isinstance(b, Formula) or a._hash != b._hash or a.op != b.op:
+                return False
+            if a.children:
+                pending.extend(zip(a.children, b.children))
+            elif a._key() != b._key():
+                return False
+        return True
+
+    def __reduce__(self) -> tuple:
+        # Pickled as a flat post-order list and rebuilt with a stack: the default (nested) pickle
+        # recurses once per level and fails on deep formulas.
+        return (_rebuild, (_post_order(self),))
 
     def __ne__(self, other: object) -> bool:
         return not self.__eq__(other)
@@ -145,6 +158,35 @@ class Const(Formula):
 
 TRUE = Const(True)
 FALSE = Const(False)
+
+
+def _post_order(formula: Formula) -> list[tuple[type, object]]:
+    """The nodes of ``formula`` in post-order, each as (class, name or value or None)."""
+    out: list[tuple[type, object]] = []
+    stack = [formula]
+    while stack:
+        node = stack.pop()
+        payload = node.name if isinstance(node, Atom) else node.value if isinstance(node, Const) else None
+        out.append((type(node), payload))
+        stack.extend(node.children)  # popped right to left: reversed, the list is left, right, root
+    out.reverse()
+    return out
+
+
+def _rebuild(nodes: list[tuple[type, object]]) -> Formula:
+    """Inverse of :func:`_post_order`."""
+    stack: list[Formula] = []
+    for cls, payload in nodes:
+        if cls is Atom:
+            stack.append(Atom(payload))  # type: ignore[arg-type]
+        elif cls is Const:
+            stack.append(TRUE if payload else FALSE)
+        else:
+            args = stack[len(stack) - cls.arity :]
+            del stack[len(stack) - cls.arity :]
+            stack.append(cls(*args))
+    (formula,) = stack
+    return formula
 
 
 def _name_digest(name: str) -> int:

@@ -389,12 +389,18 @@ def _parse_polish(text: str, tokens: list[Token], i: int, context: str) -> tuple
 # --- infix ----------------------------------------------------------------------------------
 
 
+#: Deepest parenthesis nesting that infix input may have (the parser recurses once per level; the LTL
+#: engine accepts formulas up to ``MAX_LTL_DEPTH`` deep anyway).
+MAX_INFIX_NESTING = 300
+
+
 class _InfixParser:
     def __init__(self, text: str, tokens: list[Token], context: str) -> None:
         self.text = text
         self.tokens = tokens
         self.i = 0
         self.context = context
+        self.depth = 0  # open parentheses
 
     def peek(self) -> Token:
         return self.tokens[self.i]
@@ -406,20 +412,18 @@ class _InfixParser:
         self.i += 1
         return tok
 
-    def parse(self, level: int = TOP_LEVEL) -> Formula:
-        if level == UNARY_LEVEL:
-            return self.parse_unary()
-        left = self.parse(level + 1)
+    def parse(self, min_level: int = TOP_LEVEL) -> Formula:
+        # Precedence climbing: one call per operand and per parenthesis, not one per precedence level,
+        # so nesting costs two frames a level (and :data:`MAX_INFIX_NESTING` bounds it).
+        left = self.parse_unary()
         while True:
             tok = self.peek()
-            if tok.kind != "op" or INFIX_LEVEL.get(tok.value) != level:
+            if tok.kind != "op" or tok.value not in INFIX_LEVEL or INFIX_LEVEL[tok.value] < min_level:
                 return left
+            level = INFIX_LEVEL[tok.value]
             _check_op_allowed(self.text, tok, self.context)
             self.i += 1
-            if level in RIGHT_ASSOC_LEVELS:
-                right = self.parse(level)
-            else:
-                right = self.parse(level + 1)
+            right = self.parse(level if level in RIGHT_ASSOC_LEVELS else level + 1)
             left = _build(tok.value, [left, right], self.context)
 
     def parse_unary(self) -> Formula:
@@ -440,9 +444,15 @@ class _InfixParser:
             value = Atom(tok.value)
             self.i += 1
         elif tok.kind == "delim" and tok.value == "(":
+            self.depth += 1
+            if self.depth > MAX_INFIX_NESTING:
+                raise LogicSyntaxError(
+                    self.text, tok.pos, f"at most {MAX_INFIX_NESTING} nested parentheses", "one more '('"
+                )
             self.i += 1
             value = self.parse(TOP_LEVEL)
             self.expect_delim(")", "')' or a binary operator")
+            self.depth -= 1
         else:
             raise LogicSyntaxError(self.text, tok.pos, "an operand", _describe(tok))
         for op in reversed(ops):

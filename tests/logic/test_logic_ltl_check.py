@@ -178,3 +178,25 @@ def test_formulas_at_the_engine_limit_are_checked() -> None:
     formula = parse_ltl("X" * (MAX_LTL_DEPTH - 1) + "a")
     assert check_ltl(formula, parse_trace("{a}"))
     assert not check_ltl(formula, parse_trace("{!a}"))
+
+
+def test_deep_formulas_compare_and_pickle() -> None:
+    import pickle
+
+    deep = parse_ltl("X" * 5000 + "a")
+    assert deep == parse_ltl("X" * 5000 + "a") and deep != parse_ltl("X" * 5000 + "b")
+    assert deep != parse_ltl("X" * 4999 + "a")
+    copy = pickle.loads(pickle.dumps(deep))
+    assert copy == deep and hash(copy) == hash(deep)
+    trace = parse_trace("a;&a!b;{|ab;1}")
+    assert pickle.loads(pickle.dumps(trace)) == trace
+
+
+def test_infix_parentheses_parse_up_to_the_limit_and_fail_clearly_beyond() -> None:
+    from hf_symbolinv.logic.notation import MAX_INFIX_NESTING
+
+    nested = "(" * MAX_INFIX_NESTING + "a U b" + ")" * MAX_INFIX_NESTING
+    assert parse_ltl(nested, notation="infix") == parse_ltl("Uab")
+    deeper = "(" * (MAX_INFIX_NESTING + 1) + "a" + ")" * (MAX_INFIX_NESTING + 1)
+    with pytest.raises(LogicSyntaxError, match=f"position {MAX_INFIX_NESTING}: expected at most"):
+        parse_ltl(deeper, notation="infix")
