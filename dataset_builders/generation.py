@@ -237,6 +237,7 @@ def generate(
         total=total, initial=accepted, desc=description, unit=" samples", dynamic_ncols=True, disable=not progress
     )
     shown_drops: dict[str, int] = {}
+    finished = False
     try:
         while accepted < total and not (capped_only and len(full_keys) >= len(limit_by_repr)):
             # Keep the workers busy: dispatch ahead of the in-order consumer.
@@ -279,10 +280,18 @@ def generate(
                 shown_drops = dict(drops)
                 bar.set_postfix(dict(sorted(drops.items())), refresh=False)
         commit(done)
+        finished = True
     finally:
         bar.close()
         if pool is not None:
-            pool.terminate()
+            if finished:
+                # Let the few ranges still in flight finish, then close: Pool.terminate() can deadlock
+                # while its task-feeding thread is blocked writing to a full pipe (seen on a loaded machine).
+                for _, result in window:
+                    result.wait()
+                pool.close()
+            else:
+                pool.terminate()  # an error or Ctrl-C: stop at once
             pool.join()
     rows: list[dict[str, Any]] = []
     for chunk in range(state.chunks):
