@@ -151,9 +151,7 @@ def check_depth(formula: Formula) -> None:
     """A ``ValueError`` naming the depth if ``formula`` nests deeper than :data:`MAX_LTL_DEPTH`."""
     depth = nesting_depth(formula)
     if depth > MAX_LTL_DEPTH:
-        raise ValueError(
-            f"formula nests {depth} operators deep; the LTL engine accepts at most {MAX_LTL_DEPTH} levels"
-        )
+        raise ValueError(f"formula nests {depth} operators deep; the LTL engine accepts at most {MAX_LTL_DEPTH} levels")
 
 
 class _Automaton:
