@@ -120,7 +120,8 @@ def test_shipped_checkpoint_is_small_half_precision_and_loads() -> None:
     assert dtypes == {"F16"}
     model = AutoModelForSeq2SeqLM.from_pretrained(folder, dtype=torch.float32).eval()
     tokenizer = AutoTokenizer.from_pretrained(folder)
-    assert model.config.vocabulary == "prop" and tokenizer.vocabulary == "prop"
+    assert model.config.vocabulary == "prop" and tokenizer.task_vocabulary.name == "prop"
+    tokenizer.check_matches(model.config)  # config, weights and tokenizer agree
     card = (folder / "README.md").read_text(encoding="utf-8")
     assert "symbolinv train" in card and "correct" in card
     with pytest.raises(ValueError, match="no trained ltl model ships"):
