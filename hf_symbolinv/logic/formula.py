@@ -98,9 +98,6 @@ class Formula:
     def __hash__(self) -> int:
         return self._hash
 
-    def _key(self) -> tuple:
-        return self.children
-
     def __str__(self) -> str:
         from .notation import format_formula  # local import: notation imports this module
 

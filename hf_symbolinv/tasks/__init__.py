@@ -47,6 +47,29 @@ class Task:
     symbol_pattern: str | None = None
 
 
+def reprinter(
+    parse_input: Callable[..., Any],
+    format_input: Callable[[Any], str],
+    parse_answer: Callable[..., Any],
+    format_answer: Callable[[Any], str],
+) -> Callable[[str, Any, bool], str]:
+    """A task's ``in_own_names``: parse with the user's symbol rule and print with the logic engine, so that
+    multi-character names read the same way everywhere; text that does not parse is returned as it is."""
+
+    def in_own_names(text: str, symbols: Any, answer: bool = False) -> str:
+        from ..logic import LogicSyntaxError
+
+        if symbols is None:
+            return text
+        parse, format_ = (parse_answer, format_answer) if answer else (parse_input, format_input)
+        try:
+            return format_(parse(text, symbols=symbols))
+        except LogicSyntaxError:
+            return text
+
+    return in_own_names
+
+
 _TASKS: dict[str, Task] = {}
 _BUILT_IN = ("ltl", "prop", "copy")
 

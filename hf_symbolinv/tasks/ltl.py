@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from .. import logic
-from . import Judgement, Task, register_task
+from . import Judgement, Task, register_task, reprinter
 
 
 def describes_a_word(trace: logic.Trace) -> bool:
@@ -31,18 +29,6 @@ def judge(source: str, prediction: str, reference: str | None = None, timeout: f
         return Judgement(correct=False, exact=False, invalid=True)
 
 
-def in_own_names(text: str, symbols: Any, answer: bool = False) -> str:
-    """Re-print with the logic engine so that multi-character names parse the same way."""
-    if symbols is None:
-        return text
-    try:
-        if answer:
-            return logic.format_trace(logic.parse_trace(text, symbols=symbols))
-        return logic.format_ltl(logic.parse_ltl(text, symbols=symbols))
-    except logic.LogicSyntaxError:
-        return text
-
-
 TASK = register_task(
     Task(
         name="ltl",
@@ -54,6 +40,6 @@ TASK = register_task(
         judge=judge,
         input_size=lambda source: logic.formula_size(source, kind="ltl"),
         symbol_names=lambda source: logic.symbols_of(source, kind="ltl"),
-        in_own_names=in_own_names,
+        in_own_names=reprinter(logic.parse_ltl, logic.format_ltl, logic.parse_trace, logic.format_trace),
     )
 )

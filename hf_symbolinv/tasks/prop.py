@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from .. import logic
-from . import Judgement, Task, register_task
+from . import Judgement, Task, register_task, reprinter
 
 
 def judge(source: str, prediction: str, reference: str | None = None, timeout: float | None = 10.0) -> Judgement:
@@ -17,17 +15,6 @@ def judge(source: str, prediction: str, reference: str | None = None, timeout: f
         return Judgement(correct=correct, exact=exact)
     except (logic.LogicSyntaxError, ValueError):
         return Judgement(correct=False, exact=False, invalid=True)
-
-
-def in_own_names(text: str, symbols: Any, answer: bool = False) -> str:
-    if symbols is None:
-        return text
-    try:
-        if answer:
-            return logic.format_assignment(logic.parse_assignment(text, symbols=symbols))
-        return logic.format_prop(logic.parse_prop(text, symbols=symbols))
-    except logic.LogicSyntaxError:
-        return text
 
 
 TASK = register_task(
@@ -42,6 +29,6 @@ TASK = register_task(
         judge=judge,
         input_size=lambda source: logic.formula_size(source, kind="prop"),
         symbol_names=lambda source: logic.symbols_of(source, kind="prop"),
-        in_own_names=in_own_names,
+        in_own_names=reprinter(logic.parse_prop, logic.format_prop, logic.parse_assignment, logic.format_assignment),
     )
 )
