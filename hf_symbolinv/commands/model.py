@@ -39,6 +39,17 @@ def positive_int(raw: str) -> int:
     return value
 
 
+def non_negative_int(raw: str) -> int:
+    """An argparse type for counts where 0 means "none" (worker processes)."""
+    try:
+        value = int(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {raw!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
 def positive_float(raw: str) -> float:
     try:
         value = float(raw)
@@ -178,7 +189,10 @@ def add_train_parser(subparsers: _Subparsers) -> None:
         help="draw batches of samples with similar stream counts and lengths, so that padding wastes little",
     )
     fast.add_argument(
-        "--workers", type=int, default=0, help="data-loading and tokenizing processes (default 0: in the main process)"
+        "--workers",
+        type=non_negative_int,
+        default=0,
+        help="data-loading and tokenizing processes (default 0: in the main process)",
     )
     fast.add_argument(
         "--eval-batch-size", type=positive_int, default=None, help="evaluation batch size (default: --batch-size)"
@@ -258,9 +272,6 @@ def run_train(args: argparse.Namespace) -> int:
     train_split = dataset["train"]
     if args.max_train_samples is not None:
         train_split = train_split.select(range(min(args.max_train_samples, len(train_split))))
-    if args.workers < 0:
-        print(f"error: --workers must be 0 or more, not {args.workers}", file=sys.stderr)
-        return 2
     num_proc = args.workers if args.workers > 1 else None
     train = tokenize_dataset(train_split, tokenizer, num_proc=num_proc)
     evaluation = None
@@ -532,12 +543,13 @@ def run_solve(args: argparse.Namespace) -> int:
         count = len(args.inputs)
         print(f"error: solve takes [MODEL] INPUT, got {count} arguments (quote an INPUT with spaces)", file=sys.stderr)
         return 2
+    symbols = SymbolRule(pattern=args.symbols) if args.symbols else None
     if len(args.inputs) == 2:
         args.model, args.text = args.inputs
         model, tokenizer, _ = load_model(args.model)
     else:
         args.text = args.inputs[0]
-        model, tokenizer = _shipped_model_for(args.text, args.symbols)
+        model, tokenizer = _shipped_model_for(args.text, symbols)
     task = task_for_vocabulary(model.config.vocabulary).name
     pipe = pipeline("symbolic-generation", model=model, tokenizer=tokenizer)
     try:
@@ -547,7 +559,6 @@ def run_solve(args: argparse.Namespace) -> int:
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    symbols = SymbolRule(pattern=args.symbols) if args.symbols else None
     for rank, answer in enumerate(answers, 1):
         text = answer["generated_text"]
         verdict = judge(task, _as_logic(args.text, task, symbols), _as_logic(text, task, symbols, answer=True))
@@ -564,17 +575,16 @@ def run_solve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _shipped_model_for(text: str, symbols: str | None) -> tuple[Any, Any]:
+def _shipped_model_for(text: str, symbols: Any) -> tuple[Any, Any]:
     """The shipped trained model for ``text``: propositional formulas have one; anything else (LTL) is
     refused with a message saying so, rather than answered by a model of another task."""
     import torch
 
     from ..logic import LogicSyntaxError, parse_prop
     from ..pretrained import shipped_model
-    from ..symbols import SymbolRule
 
     try:
-        parse_prop(text, symbols=SymbolRule(pattern=symbols) if symbols else None)
+        parse_prop(text, symbols=symbols)
     except (LogicSyntaxError, ValueError) as error:
         raise ValueError(
             f"{error}; without a MODEL, solve answers propositional formulas only (the package ships a trained "
