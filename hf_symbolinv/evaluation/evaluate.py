@@ -257,9 +257,12 @@ def evaluate_answers(
     distances = []
     width = max(len(a) for a in answers)
     for i, (source, candidates) in enumerate(zip(sources, answers)):
-        judgements = [judge(task, source, a, references[i], timeout) for a in candidates] or [
-            Judgement(correct=False, exact=False, invalid=True)
-        ]
+        try:
+            judgements = [judge(task, source, a, references[i], timeout) for a in candidates] or [
+                Judgement(correct=False, exact=False, invalid=True)
+            ]
+        except (ValueError, SyntaxError) as error:  # the input itself is bad (LogicSyntaxError...): say which one
+            raise ValueError(f"input {i} ({source[:40]!r}): {error}") from None
         first = judgements[0]
         totals["correct"] += first.correct
         totals["exact"] += first.exact

@@ -33,6 +33,7 @@ from .formula import (
     eventually,
     globally,
     implies,
+    in_ltl_core,
     is_temporal_free,
     release,
     strong_release,
@@ -51,7 +52,16 @@ from .helpers import (
     symbols_of,
     traces_equal_up_to_commutativity,
 )
-from .ltl import LTLSolveResult, Verdict, check_ltl, clear_caches, simplify_trace, solve_ltl
+from .ltl import (
+    MAX_LTL_DEPTH,
+    LTLSolveResult,
+    Verdict,
+    check_ltl,
+    check_ltl_depth,
+    clear_caches,
+    simplify_trace,
+    solve_ltl,
+)
 from .notation import (
     NOTATIONS,
     LogicSyntaxError,
@@ -99,6 +109,7 @@ __all__ = [
     "weak_until",
     "strong_release",
     "is_temporal_free",
+    "in_ltl_core",
     # notation
     "NOTATIONS",
     "LogicSyntaxError",
@@ -127,6 +138,8 @@ __all__ = [
     "Verdict",
     "LTLSolveResult",
     "check_ltl",
+    "check_ltl_depth",
+    "MAX_LTL_DEPTH",
     "solve_ltl",
     "simplify_trace",
     "clear_caches",

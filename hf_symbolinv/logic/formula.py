@@ -5,10 +5,11 @@ dictionary keys (the checkers memoise compiled automata per formula). The hash i
 integer operator codes and a CRC-32 of symbol names, never from ``hash(str)``, so it is the same in
 every process (whatever ``PYTHONHASHSEED``) and a formula or trace pickled in one process is equal
 to, and hashes like, the same formula built in another. The core LTL operators are
-``! & | X U`` and the constants; the derived LTL operators (``F G -> <-> xor R W M``) are rewritten
-into the core by the helper constructors below. Propositional formulas additionally keep ``<->``
-(:class:`Equiv`) and ``xor`` (:class:`Xor`) as first-class nodes, because the propositional
-vocabulary has tokens for them.
+``! & | X U`` and the constants; the derived LTL operators (``F G -> R W M``) are rewritten into the
+core by the helper constructors below. ``<->`` (:class:`Equiv`) and ``xor`` (:class:`Xor`) stay
+first-class nodes in parsed formulas, LTL ones included: rewriting them doubles their operands, so a
+nested chain of them would grow exponentially. The LTL engine handles them natively;
+:func:`in_ltl_core` rewrites them (within a size limit) where the LTL model vocabulary needs it.
 
 Everything here is iterative where input size is unbounded (parsing, printing, symbol walks), so
 long formulas do not hit the recursion limit.
@@ -44,10 +45,15 @@ __all__ = [
     "strong_release",
     "ltl_equiv",
     "ltl_xor",
+    "in_ltl_core",
+    "MAX_CORE_SIZE",
     "conjunction",
     "is_propositional",
     "is_temporal_free",
 ]
+
+#: Characters after which ``repr`` of a formula stops writing.
+_REPR_LIMIT = 2000
 
 #: A (partial) assignment of truth values to symbol names.
 Assignment = dict[str, bool]
@@ -73,12 +79,18 @@ class Formula:
     _hash: int
 
     def __eq__(self, other: object) -> bool:
-        # Iterative: formulas nest as deep as their input, past Python's recursion limit.
+        # Iterative: formulas nest as deep as their input, past Python's recursion limit. Pairs already
+        # compared are skipped, so formulas that share subtrees (``ltl_xor``) compare in linear time.
         pending = [(self, other)]
+        compared: set[tuple[int, int]] = set()
         while pending:
             a, b = pending.pop()
             if a is b:
                 continue
+            pair = (id(a), id(b))
+            if pair in compared:
+                continue
+            compared.add(pair)
             if not isinstance(b, Formula) or a._hash != b._hash or a.op != b.op:
                 return False
             if a.children:
@@ -88,9 +100,9 @@ class Formula:
         return True
 
     def __reduce__(self) -> tuple:
-        # Pickled as a flat post-order list and rebuilt with a stack: the default (nested) pickle
-        # recurses once per level and fails on deep formulas.
-        return (_rebuild, (_post_order(self),))
+        # Pickled as a flat list of distinct nodes, children first: the default (nested) pickle recurses
+        # once per level and fails on deep formulas, and a shared subtree is written once.
+        return (_rebuild, (_flat_nodes(self),))
 
     def __ne__(self, other: object) -> bool:
         return not self.__eq__(other)
@@ -104,16 +116,54 @@ class Formula:
         return format_formula(self, "polish", style="model" if self._has_prop_only_ops() else "ltl")
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({', '.join(repr(c) for c in self.children)})"
+        # Iterative and cut short: a formula may nest past the recursion limit, and one built with shared
+        # subtrees (``ltl_xor``) may stand for a tree far too large to write out.
+        out: list[str] = []
+        written = 0
+        stack: list[str | Formula] = [self]
+        while stack:
+            if written > _REPR_LIMIT:
+                out.append("...")
+                break
+            item = stack.pop()
+            if isinstance(item, str):
+                piece = item
+            elif not item.children:
+                piece = repr(item)
+            else:
+                piece = f"{type(item).__name__}("
+                stack.append(")")
+                for k, child in enumerate(reversed(item.children)):
+                    stack.append(child)
+                    if k < len(item.children) - 1:
+                        stack.append(", ")
+            out.append(piece)
+            written += len(piece)
+        return "".join(out)
 
     def _has_prop_only_ops(self) -> bool:
-        return any(node.op in ("equiv", "xor") for node in self.walk())
+        return any(node.op in ("equiv", "xor") for node in self.distinct_nodes())
 
     def walk(self) -> Iterator[Formula]:
-        """All nodes in pre-order (Polish order), iteratively."""
+        """All nodes in pre-order (Polish order), iteratively; a shared subtree is visited once per use."""
         stack: list[Formula] = [self]
         while stack:
             node = stack.pop()
+            yield node
+            if node.children:
+                stack.extend(reversed(node.children))
+
+    def distinct_nodes(self) -> Iterator[Formula]:
+        """Each distinct node object once, in pre-order of first visit. Linear in the number of objects even
+        when subtrees are shared (``ltl_xor(a, b)`` uses ``a`` and ``b`` twice, and nesting it doubles the tree
+        :meth:`walk` visits per level); symbols come in the same first-appearance order as with :meth:`walk`."""
+        seen: set[int] = set()
+        stack: list[Formula] = [self]
+        while stack:
+            node = stack.pop()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
             yield node
             if node.children:
                 stack.extend(reversed(node.children))
@@ -157,33 +207,37 @@ TRUE = Const(True)
 FALSE = Const(False)
 
 
-def _post_order(formula: Formula) -> list[tuple[type, object]]:
-    """The nodes of ``formula`` in post-order, each as (class, name or value or None)."""
-    out: list[tuple[type, object]] = []
-    stack = [formula]
+def _flat_nodes(formula: Formula) -> list[tuple[type, object, tuple[int, ...]]]:
+    """The distinct nodes of ``formula``, children before parents, each as (class, name or value or None,
+    indices of its children in the list); the root is last."""
+    index: dict[int, int] = {}
+    out: list[tuple[type, object, tuple[int, ...]]] = []
+    stack: list[tuple[Formula, bool]] = [(formula, False)]
     while stack:
-        node = stack.pop()
+        node, expanded = stack.pop()
+        if id(node) in index:
+            continue
+        if node.children and not expanded:
+            stack.append((node, True))
+            stack.extend((child, False) for child in reversed(node.children))
+            continue
         payload = node.name if isinstance(node, Atom) else node.value if isinstance(node, Const) else None
-        out.append((type(node), payload))
-        stack.extend(node.children)  # popped right to left: reversed, the list is left, right, root
-    out.reverse()
+        index[id(node)] = len(out)
+        out.append((type(node), payload, tuple(index[id(child)] for child in node.children)))
     return out
 
 
-def _rebuild(nodes: list[tuple[type, object]]) -> Formula:
-    """Inverse of :func:`_post_order`."""
-    stack: list[Formula] = []
-    for cls, payload in nodes:
+def _rebuild(nodes: list[tuple[type, object, tuple[int, ...]]]) -> Formula:
+    """Inverse of :func:`_flat_nodes`."""
+    built: list[Formula] = []
+    for cls, payload, children in nodes:
         if cls is Atom:
-            stack.append(Atom(payload))  # type: ignore[arg-type]
+            built.append(Atom(payload))  # type: ignore[arg-type]
         elif cls is Const:
-            stack.append(TRUE if payload else FALSE)
+            built.append(TRUE if payload else FALSE)
         else:
-            args = stack[len(stack) - cls.arity :]
-            del stack[len(stack) - cls.arity :]
-            stack.append(cls(*args))
-    (formula,) = stack
-    return formula
+            built.append(cls(*(built[k] for k in children)))
+    return built[-1]
 
 
 def _name_digest(name: str) -> int:
@@ -352,6 +406,43 @@ def ltl_xor(a: Formula, b: Formula) -> Formula:
     return Or(And(a, neg(b)), And(neg(a), b))
 
 
+#: Largest tree :func:`in_ltl_core` builds. Rewriting ``<->`` and ``xor`` doubles both operands, so the
+#: tree grows exponentially with their nesting; past this size no model input or printed text is useful.
+MAX_CORE_SIZE = 100_000
+
+
+def in_ltl_core(f: Formula, max_size: int = MAX_CORE_SIZE) -> Formula:
+    """``f`` with ``<->`` and ``xor`` rewritten into ``! & |`` (:func:`ltl_equiv`, :func:`ltl_xor`), as the
+    LTL model vocabulary needs. The rewritten operands are shared, so building it is linear; a ``ValueError``
+    names the size when its tree (what printing writes out) would exceed ``max_size`` nodes."""
+    done: dict[int, Formula] = {}
+    stack: list[tuple[Formula, bool]] = [(f, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if id(node) in done:
+            continue
+        if not node.children:
+            done[id(node)] = node
+        elif expanded:
+            kids = [done[id(child)] for child in node.children]
+            if node.op == "equiv":
+                new = ltl_equiv(*kids)
+            elif node.op == "xor":
+                new = ltl_xor(*kids)
+            else:
+                new = node if all(k is c for k, c in zip(kids, node.children)) else type(node)(*kids)
+            if new.size > max_size:
+                raise ValueError(
+                    f"the formula has {new.size:,}+ nodes with <-> and xor rewritten into ! & | (the LTL model "
+                    f"vocabulary has neither); the limit is {max_size:,}"
+                )
+            done[id(node)] = new
+        else:
+            stack.append((node, True))
+            stack.extend((child, False) for child in node.children)
+    return done[id(f)]
+
+
 def conjunction(literals: Iterable[Formula]) -> Formula:
     """Left-nested conjunction (``&&abc``); ``1`` when empty (a free trace step)."""
     result: Formula | None = None
@@ -362,7 +453,7 @@ def conjunction(literals: Iterable[Formula]) -> Formula:
 
 def is_temporal_free(f: Formula) -> bool:
     """True when the formula has no ``X``/``U`` (a valid trace step)."""
-    return all(node.op not in ("X", "U") for node in f.walk())
+    return all(node.op not in ("X", "U") for node in f.distinct_nodes())
 
 
 def is_propositional(f: Formula) -> bool:

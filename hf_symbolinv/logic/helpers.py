@@ -75,7 +75,7 @@ def symbols_of(
     else:
         return tuple(dict.fromkeys(obj))
     for root in roots:
-        for node in root.walk():
+        for node in root.distinct_nodes():
             if isinstance(node, Atom):
                 seen.setdefault(node.name, None)
     return tuple(seen)

@@ -38,7 +38,17 @@ The cyclic garbage collector is paused during a call (the engine creates no refe
 # The engine is split by concern: ltl_core (automaton, budgets, search), ltl_check (check_ltl) and ltl_solve
 # (solve_ltl, simplify_trace). This module is their public face.
 from .ltl_check import check_ltl
-from .ltl_core import LTLSolveResult, Verdict, clear_caches
+from .ltl_core import MAX_LTL_DEPTH, LTLSolveResult, Verdict, clear_caches
+from .ltl_core import check_depth as check_ltl_depth
 from .ltl_solve import simplify_trace, solve_ltl
 
-__all__ = ["Verdict", "LTLSolveResult", "check_ltl", "solve_ltl", "simplify_trace", "clear_caches"]
+__all__ = [
+    "MAX_LTL_DEPTH",
+    "Verdict",
+    "LTLSolveResult",
+    "check_ltl",
+    "check_ltl_depth",
+    "solve_ltl",
+    "simplify_trace",
+    "clear_caches",
+]

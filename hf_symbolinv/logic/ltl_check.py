@@ -40,7 +40,7 @@ def _trace_has_counterexample(aut: _Automaton, trace: Trace) -> bool:
         c = classes.get(step)
         if c is None:
             c = classes[step] = len(step_tests)
-            step_tests.append(_Step(step, aut.sym_index))
+            step_tests.append(_Step(step, aut.sym_index, aut.clock))
         cls.append(c)
     if any(step_tests[c].kind == "false" for c in cls):
         return False  # the trace describes no word at all: inclusion holds vacuously

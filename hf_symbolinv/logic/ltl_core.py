@@ -138,13 +138,22 @@ MAX_LTL_DEPTH = 300
 
 
 def nesting_depth(formula: Formula) -> int:
-    """Operator nesting depth of ``formula`` (an atom has depth 1), computed without recursion."""
-    deepest, stack = 0, [(formula, 1)]
+    """Operator nesting depth of ``formula`` (an atom has depth 1), computed without recursion and once per
+    distinct node (shared subtrees would otherwise be walked once per path)."""
+    depth: dict[int, int] = {}
+    stack: list[tuple[Formula, bool]] = [(formula, False)]
     while stack:
-        node, depth = stack.pop()
-        deepest = max(deepest, depth)
-        stack.extend((child, depth + 1) for child in node.children)
-    return deepest
+        node, expanded = stack.pop()
+        if id(node) in depth:
+            continue
+        if not node.children:
+            depth[id(node)] = 1
+        elif expanded:
+            depth[id(node)] = 1 + max(depth[id(child)] for child in node.children)
+        else:
+            stack.append((node, True))
+            stack.extend((child, False) for child in node.children)
+    return depth[id(formula)]
 
 
 def check_depth(formula: Formula) -> None:
@@ -161,7 +170,7 @@ class _Automaton:
         check_depth(formula)
         self.symbols: list[str] = []
         self.sym_index: dict[str, int] = {}
-        for node in formula.walk():  # symbol bits in order of first appearance (rename-invariant)
+        for node in formula.distinct_nodes():  # symbol bits in order of first appearance (rename-invariant)
             if isinstance(node, Atom) and node.name not in self.sym_index:
                 self.sym_index[node.name] = len(self.symbols)
                 self.symbols.append(node.name)
@@ -549,36 +558,54 @@ def _patterns(k: int) -> list[int]:
         width = 1 << k
         for j in range(k):
             block = 1 << j
-            unit = ((1 << block) - 1) << block  # ones in the upper half of a 2*block period
-            pat = 0
-            for start in range(0, width, 2 * block):
-                pat |= unit << start
+            pat = ((1 << block) - 1) << block  # ones in the upper half of a 2*block period
+            # Repeat the period by doubling: a few big-integer operations instead of one per period.
+            filled = 2 * block
+            while filled < width:
+                pat |= pat << filled
+                filled *= 2
             pats.append(pat)
         _patterns_cache[k] = pats
     return pats
 
 
-def _eval_mask(f: Formula, index: dict[str, int], pats: list[int], full: int) -> int:
-    op = f.op
-    if op == "ap":
-        return pats[index[f.name]]  # type: ignore[attr-defined]
-    if op == "true":
-        return full
-    if op == "false":
-        return 0
-    if op == "not":
-        return full & ~_eval_mask(f.children[0], index, pats, full)
-    a = _eval_mask(f.children[0], index, pats, full)
-    b = _eval_mask(f.children[1], index, pats, full)
-    if op == "and":
-        return a & b
-    if op == "or":
-        return a | b
-    if op == "equiv":
-        return full & ~(a ^ b)
-    if op == "xor":
-        return a ^ b
-    raise ValueError(f"temporal operator {op!r} in a trace step")
+def _eval_mask(f: Formula, index: dict[str, int], pats: list[int], full: int, clock: _Clock = _NO_CLOCK) -> int:
+    """The truth table of a temporal-free formula over the symbols of ``index`` (bit v: valuation v).
+    Iterative, once per distinct node: steps nest as deep as their input. Each node costs the clock a unit
+    per 4,096 bits of table, so a time-out stops a large step too."""
+    masks: dict[int, int] = {}
+    cost = 1 + (full.bit_length() >> 12)
+    stack: list[tuple[Formula, bool]] = [(f, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if id(node) in masks:
+            continue
+        op = node.op
+        if node.children and not expanded:
+            if op != "not" and op not in _BINARY_MASKS:
+                raise ValueError(f"temporal operator {op!r} in a trace step")
+            stack.append((node, True))
+            stack.extend((child, False) for child in node.children)
+            continue
+        clock.charge(cost)
+        if op == "ap":
+            mask = pats[index[node.name]]  # type: ignore[attr-defined]
+        elif op == "true" or op == "false":
+            mask = full if op == "true" else 0
+        elif op == "not":
+            mask = full & ~masks[id(node.children[0])]
+        else:
+            mask = _BINARY_MASKS[op](masks[id(node.children[0])], masks[id(node.children[1])], full)
+        masks[id(node)] = mask
+    return masks[id(f)]
+
+
+_BINARY_MASKS: dict[str, Callable[[int, int, int], int]] = {
+    "and": lambda a, b, full: a & b,
+    "or": lambda a, b, full: a | b,
+    "equiv": lambda a, b, full: full & ~(a ^ b),
+    "xor": lambda a, b, full: a ^ b,
+}
 
 
 _FALSE_CUBE = (frozenset({"0"}), frozenset({"0"}))  # sentinel: the step contains the constant 0
@@ -610,7 +637,7 @@ class _Step:
 
     __slots__ = ("kind", "pos", "neg", "syms", "mask")
 
-    def __init__(self, step: Formula, sym_index: dict[str, int]) -> None:
+    def __init__(self, step: Formula, sym_index: dict[str, int], clock: _Clock = _NO_CLOCK) -> None:
         self.pos = self.neg = 0
         self.syms: list[tuple[int, int]] = []
         self.mask = 0
@@ -633,7 +660,7 @@ class _Step:
             self.kind = "cube" if (self.pos or self.neg) else "true"
             return
         names: list[str] = []
-        for node in step.walk():
+        for node in step.distinct_nodes():
             if isinstance(node, Atom) and node.name not in names:
                 names.append(node.name)
         if len(names) > _MAX_STEP_SYMBOLS:
@@ -641,7 +668,7 @@ class _Step:
         k = len(names)
         full = (1 << (1 << k)) - 1
         pats = _patterns(k)
-        mask = _eval_mask(step, {name: j for j, name in enumerate(names)}, pats, full)
+        mask = _eval_mask(step, {name: j for j, name in enumerate(names)}, pats, full, clock)
         if mask == 0:
             self.kind = "false"
         elif mask == full:

@@ -41,8 +41,7 @@ from .formula import (
     eventually,
     globally,
     implies,
-    ltl_equiv,
-    ltl_xor,
+    in_ltl_core,
     release,
     strong_release,
     weak_until,
@@ -309,8 +308,8 @@ def _lex_chars(text: str, word: str, pos: int, rule: SymbolRule, out: list[Token
 
 # --- building nodes -------------------------------------------------------------------------
 
-# Contexts: "ltl" rewrites derived operators into ! & | X U; "prop" keeps <-> and xor and
-# rejects temporal operators; "step" (a trace step) is "ltl" without temporal operators.
+# Contexts: "ltl" rewrites derived temporal operators into ! & | X U and keeps <-> and xor (rewriting them
+# doubles their operands); "prop" rejects temporal operators; "step" (a trace step) is "ltl" without them.
 _CONTEXT_NAMES = {"ltl": "LTL formula", "prop": "propositional formula", "step": "trace step"}
 
 
@@ -324,9 +323,9 @@ def _build(op: str, args: list[Formula], context: str) -> Formula:
     if op == "implies":
         return implies(args[0], args[1])
     if op == "equiv":
-        return Equiv(args[0], args[1]) if context == "prop" else ltl_equiv(args[0], args[1])
+        return Equiv(args[0], args[1])
     if op == "xor":
-        return Xor(args[0], args[1]) if context == "prop" else ltl_xor(args[0], args[1])
+        return Xor(args[0], args[1])
     if op == "X":
         return Next(args[0])
     if op == "U":
@@ -497,7 +496,8 @@ def _parse_formula_once(text: str, notation: str, rule: SymbolRule, context: str
 
 
 def parse_ltl(text: str, notation: str = "polish", symbols: Symbols = None) -> Formula:
-    """Parse an LTL formula; derived operators (F G -> <-> xor R W M) are rewritten to ! & | X U."""
+    """Parse an LTL formula; derived operators (F G -> R W M) are rewritten to ! & | X U, while <-> and xor
+    stay nodes of their own (see :func:`~hf_symbolinv.logic.formula.in_ltl_core` for the model vocabulary)."""
     return _parse_formula(text, notation, symbols, "ltl")
 
 
@@ -530,35 +530,51 @@ def _join(tokens: list[str]) -> str:
     return " ".join(tokens)
 
 
+def _needs_parentheses(parent: Formula, child: Formula, right: bool) -> bool:
+    if child.arity != 2:
+        return False
+    if parent.arity == 1:
+        return True
+    level, child_level = INFIX_LEVEL[parent.op], INFIX_LEVEL[child.op]
+    if child_level != level:
+        return child_level < level
+    if child.op != parent.op:
+        return True
+    # The same operator: parenthesise the side its associativity does not group.
+    return right != (level in RIGHT_ASSOC_LEVELS)
+
+
 def _infix(f: Formula, spelling: Mapping[str, str]) -> str:
-    if isinstance(f, Atom):
-        return f.name
-    if isinstance(f, Const):
-        return spelling[f.op]
-    if f.arity == 1:
-        arg = f.children[0]
-        inner = _infix(arg, spelling)
-        if arg.arity == 2:
-            inner = f"({inner})"
-            return spelling[f.op] + inner
-        # ``!a`` like Spot; temporal unary operators get a space so that ``X b`` stays readable.
-        return spelling[f.op] + ("" if f.op == "not" else " ") + inner
-    level = INFIX_LEVEL[f.op]
-    left, right = f.children
-    left_s, right_s = _infix(left, spelling), _infix(right, spelling)
-    if left.arity == 2:
-        left_level = INFIX_LEVEL[left.op]
-        if left_level < level or (left_level == level and (level in RIGHT_ASSOC_LEVELS or left.op != f.op)):
-            left_s = f"({left_s})"
-    if right.arity == 2:
-        right_level = INFIX_LEVEL[right.op]
-        if (
-            right_level < level
-            or (right_level == level and level not in RIGHT_ASSOC_LEVELS)
-            or (right_level == level and right.op != f.op)
-        ):
-            right_s = f"({right_s})"
-    return f"{left_s} {spelling[f.op]} {right_s}"
+    # Iterative (a formula nests as deep as its input): a stack of pieces still to write, each a string
+    # or a node; a node pushes its own pieces in reverse so that they pop in reading order.
+    out: list[str] = []
+    stack: list[str | Formula] = [f]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            out.append(item)
+        elif isinstance(item, Atom):
+            out.append(item.name)
+        elif isinstance(item, Const):
+            out.append(spelling[item.op])
+        elif item.arity == 1:
+            arg = item.children[0]
+            # ``!a`` like Spot; temporal unary operators get a space so that ``X b`` stays readable.
+            if _needs_parentheses(item, arg, right=False):
+                stack.extend((")", arg, "("))
+            else:
+                stack.append(arg)
+            out.append(spelling[item.op] + ("" if item.op == "not" or arg.arity == 2 else " "))
+        else:
+            left, right = item.children
+            for child, is_right in ((right, True), (left, False)):
+                if _needs_parentheses(item, child, is_right):
+                    stack.extend((")", child, "("))
+                else:
+                    stack.append(child)
+                if is_right:
+                    stack.append(f" {spelling[item.op]} ")
+    return "".join(out)
 
 
 def format_formula(f: Formula, notation: str = "polish", style: str = "model") -> str:
@@ -574,10 +590,12 @@ def format_formula(f: Formula, notation: str = "polish", style: str = "model") -
 
 
 def format_ltl(f: Formula | str, notation: str = "polish") -> str:
-    """Print an LTL formula (``&aXb`` or ``a & X b``)."""
+    """Print an LTL formula in the LTL model vocabulary (``&aXb`` or ``a & X b``): ``<->`` and ``xor``, which
+    it lacks, are rewritten into ``! & |`` (a ``ValueError`` when that exceeds ``MAX_CORE_SIZE`` nodes).
+    ``format_formula(f, notation, "file")`` prints them as they are."""
     if isinstance(f, str):
         f = parse_ltl(f)
-    return format_formula(f, notation, "model")
+    return format_formula(in_ltl_core(f), notation, "model")
 
 
 def format_prop(f: Formula | str, notation: str = "polish", style: str = "model") -> str:
@@ -639,21 +657,28 @@ def parse_trace(text: str, notation: str = "polish", symbols: Symbols = None) ->
     return Trace(prefix, cycle)
 
 
-def format_trace(trace: Trace | str, notation: str = "polish") -> str:
-    """Print a trace: ``a;&ab;{b}`` (Polish) or ``a; a & b; cycle{b}`` (infix)."""
+def format_trace(trace: Trace | str, notation: str = "polish", style: str = "model") -> str:
+    """Print a trace: ``a;&ab;{b}`` (Polish) or ``a; a & b; cycle{b}`` (infix). Style ``model`` writes the LTL
+    model vocabulary (steps' ``<->`` and ``xor`` rewritten, as in :func:`format_ltl`); ``file`` spells them
+    ``<->`` and ``xor``."""
     if isinstance(trace, str):
         trace = parse_trace(trace)
     _check_notation(notation)
-    spelling = OUTPUT_SPELLING["model"]
+    if style not in PROP_STYLES:
+        raise ValueError(f"unknown style {style!r}; choose one of {PROP_STYLES}")
+    spelling = OUTPUT_SPELLING[style]
+    prefix, cycle = trace.prefix, trace.cycle
+    if style == "model":
+        prefix, cycle = tuple(map(in_ltl_core, prefix)), tuple(map(in_ltl_core, cycle))
     if notation == "infix":
-        prefix = "".join(f"{_infix(step, spelling)}; " for step in trace.prefix)
-        return prefix + "cycle{" + "; ".join(_infix(step, spelling) for step in trace.cycle) + "}"
+        written = "".join(f"{_infix(step, spelling)}; " for step in prefix)
+        return written + "cycle{" + "; ".join(_infix(step, spelling) for step in cycle) + "}"
     tokens: list[str] = []
-    for step in trace.prefix:
+    for step in prefix:
         tokens.extend(_polish_tokens(step, spelling))
         tokens.append(";")
     tokens.append("{")
-    for k, step in enumerate(trace.cycle):
+    for k, step in enumerate(cycle):
         if k:
             tokens.append(";")
         tokens.extend(_polish_tokens(step, spelling))

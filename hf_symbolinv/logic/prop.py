@@ -57,7 +57,7 @@ class PropSolveResult:
 
 def _symbols_in_order(f: Formula) -> list[str]:
     seen: dict[str, None] = {}
-    for node in f.walk():
+    for node in f.distinct_nodes():
         if isinstance(node, Atom):
             seen.setdefault(node.name, None)
     return list(seen)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from .formula import Formula, Trace
 from .helpers import rename_formula, rename_trace, symbols_of
-from .notation import format_ltl, format_trace, parse_trace
+from .notation import format_formula, format_trace, parse_trace
 
 if TYPE_CHECKING:
     from .ltl import LTLSolveResult, Verdict
@@ -98,8 +98,9 @@ def spot_check_ltl(formula: Formula, trace: Trace, timeout: float | None) -> Ver
     from .ltl import Verdict  # noqa: F811 (runtime import; ltl imports this module lazily)
 
     mapping = _safe_names(formula, trace)
-    f_text = format_ltl(rename_formula(formula, mapping), "infix")  # type: ignore[arg-type]
-    t_text = format_trace(rename_trace(trace, mapping), "infix")  # type: ignore[arg-type]
+    # Spot reads <-> and xor: the formula goes as it is, without the model vocabulary's rewriting.
+    f_text = format_formula(rename_formula(formula, mapping), "infix", "file")  # type: ignore[arg-type]
+    t_text = format_trace(rename_trace(trace, mapping), "infix", "file")  # type: ignore[arg-type]
     finished, holds = run_with_timeout(_contains, (f_text, t_text), timeout)
     if not finished:
         return Verdict.UNKNOWN
@@ -111,7 +112,7 @@ def spot_solve_ltl(formula: Formula, timeout: float | None) -> LTLSolveResult:
 
     mapping = _safe_names(formula)
     back = {v: k for k, v in mapping.items()}
-    f_text = format_ltl(rename_formula(formula, mapping), "infix")  # type: ignore[arg-type]
+    f_text = format_formula(rename_formula(formula, mapping), "infix", "file")  # type: ignore[arg-type]
     finished, word = run_with_timeout(_accepting_word, (f_text,), timeout)
     if not finished:
         return LTLSolveResult("timeout")

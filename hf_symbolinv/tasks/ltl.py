@@ -15,12 +15,17 @@ def describes_a_word(trace: logic.Trace) -> bool:
 def judge(source: str, prediction: str, reference: str | None = None, timeout: float | None = 10.0) -> Judgement:
     """Correct iff the predicted lasso describes at least one infinite word and every word it describes
     satisfies the formula (the exact checker). A lasso that describes no word (``{0}``) satisfies any
-    formula vacuously; it is judged incorrect, or a model answering ``{0}`` to everything would score 100%."""
+    formula vacuously; it is judged incorrect, or a model answering ``{0}`` to everything would score 100%.
+
+    A source that does not parse (``LogicSyntaxError``) or nests deeper than the engine accepts (``ValueError``)
+    raises: that is the input's fault, not the answer's, and must not be counted as an invalid answer."""
+    formula = logic.parse_ltl(source)
+    logic.check_ltl_depth(formula)
     try:
         trace = logic.parse_trace(prediction)
         if not describes_a_word(trace):
             return Judgement(correct=False, exact=False)
-        verdict = logic.check_ltl(source, trace, timeout=timeout)
+        verdict = logic.check_ltl(formula, trace, timeout=timeout)
         if verdict is logic.Verdict.UNKNOWN:
             return Judgement(correct=False, exact=False, unknown=True)
         exact = reference is not None and logic.traces_equal_up_to_commutativity(trace, reference)

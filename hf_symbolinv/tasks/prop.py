@@ -7,10 +7,12 @@ from . import Judgement, Task, register_task, reprinter
 
 
 def judge(source: str, prediction: str, reference: str | None = None, timeout: float | None = 10.0) -> Judgement:
-    """Correct iff the partial assignment makes the formula true whatever the other symbols."""
+    """Correct iff the partial assignment makes the formula true whatever the other symbols. A source that does
+    not parse raises ``LogicSyntaxError`` (the input's fault, not the answer's)."""
+    formula = logic.parse_prop(source)
     try:
         assignment = logic.parse_assignment(prediction)
-        correct = logic.check_assignment(source, assignment)
+        correct = logic.check_assignment(formula, assignment)
         exact = reference is not None and assignment == logic.parse_assignment(reference)
         return Judgement(correct=correct, exact=exact)
     except (logic.LogicSyntaxError, ValueError):

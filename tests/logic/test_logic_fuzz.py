@@ -22,9 +22,11 @@ from hf_symbolinv.logic import (
     check_assignment,
     check_ltl,
     format_assignment,
+    format_formula,
     format_ltl,
     format_prop,
     format_trace,
+    in_ltl_core,
     parse_assignment,
     parse_ltl,
     parse_prop,
@@ -108,7 +110,8 @@ def _parse_or_reject(parse, format_, text: str, counts: Counter) -> object | Non
     "parse, format_, texts",
     [
         (parse_prop, format_prop, _texts(_prop_texts(), PROP_CHARS)),
-        (parse_ltl, format_ltl, _texts(_ltl_texts(), LTL_CHARS)),
+        # An LTL formula keeps <-> and xor as nodes; format_formula prints them as = and ^, which read back.
+        (parse_ltl, format_formula, _texts(_ltl_texts(), LTL_CHARS)),
     ],
     ids=["prop", "ltl"],
 )
@@ -122,6 +125,29 @@ def test_formula_parser_fuzz(parse, format_, texts: st.SearchStrategy[str]) -> N
 
     run()
     assert counts["parsed"] >= 50 and counts["rejected"] >= 50, counts
+
+
+def test_ltl_vocabulary_printer_fuzz() -> None:
+    """format_ltl writes the LTL model vocabulary: what it prints reads back as the formula with <-> and xor
+    rewritten, and says the same on random lassos as the formula itself."""
+    counts: Counter = Counter()
+
+    @FUZZ
+    @given(st.one_of(_texts(_ltl_texts(), LTL_CHARS), _prop_texts()), _trace_texts())
+    def run(text: str, trace_text: str) -> None:
+        try:
+            formula = parse_ltl(text)
+        except LogicSyntaxError:
+            return
+        printed = format_ltl(formula)
+        assert not set(printed) & set("=^")
+        assert parse_ltl(printed) == in_ltl_core(formula)
+        trace = parse_trace(trace_text)
+        assert check_ltl(parse_ltl(printed), trace, timeout=10) == check_ltl(formula, trace, timeout=10)
+        counts["xor or <->" if formula != in_ltl_core(formula) else "core only"] += 1
+
+    run()
+    assert counts["xor or <->"] >= 20 and counts["core only"] >= 20, counts
 
 
 def test_trace_parser_and_checker_fuzz() -> None:

@@ -15,6 +15,7 @@ from hf_symbolinv.logic import (
     format_ltl,
     format_trace,
     formula_size,
+    in_ltl_core,
     parse_ltl,
     parse_trace,
     rename_assignment,
@@ -31,7 +32,8 @@ def test_size_and_symbols():
     assert formula_size("&aXb") == 4
     assert formula_size("G a", "infix") == 5  # !(1 U !a)
     assert formula_size("=a^bc", kind="prop") == 5
-    assert formula_size("=a^bc") == 25  # as LTL, <-> and xor are rewritten
+    assert formula_size("=a^bc") == 5  # as LTL too: <-> and xor stay nodes of their own
+    assert in_ltl_core(parse_ltl("=a^bc")).size == 25  # rewritten into ! & | for the LTL vocabulary
     assert symbols_of("U&cXab") == ("c", "a", "b")
     assert symbols_of("c ; { & b a }", kind="trace") == ("c", "b", "a")
     assert symbols_of(parse_trace("b;{&ab}")) == ("b", "a")
