@@ -122,6 +122,8 @@ def test_shipped_checkpoint_is_small_half_precision_and_loads() -> None:
     tokenizer = AutoTokenizer.from_pretrained(folder)
     assert model.config.vocabulary == "prop" and tokenizer.task_vocabulary.name == "prop"
     tokenizer.check_matches(model.config)  # config, weights and tokenizer agree
+    # Only the generation settings the model needs: a stored max_length would clash with every max_new_tokens.
+    assert model.generation_config.max_length is None and model.generation_config.num_beams is None
     card = (folder / "README.md").read_text(encoding="utf-8")
     assert "symbolinv train" in card and "correct" in card
     with pytest.raises(ValueError, match="no trained ltl model ships"):
