@@ -157,6 +157,38 @@ PRESETS: dict[str, dict[str, Any]] = {
 }
 
 
+#: The config fields that change what the weights compute (dropout, limits and flags do not).
+ARCHITECTURE_FIELDS = (
+    "vocab_size",
+    "num_base_tokens",
+    "token_arities",
+    "d_model",
+    "encoder_layers",
+    "decoder_layers",
+    "encoder_attention_heads",
+    "decoder_attention_heads",
+    "encoder_ffn_dim",
+    "decoder_ffn_dim",
+    "layer_norm_eps",
+    "stream_attention",
+    "embedding_type",
+    "encoder_position_encoding",
+    "decoder_position_encoding",
+    "rope_theta",
+    "feature_normalization",
+    "loss_type",
+    "embedding_scale",
+    "stream_aggregation",
+    "num_aggregation_states",
+    "num_symbol_embeddings",
+    "random_embedding_method",
+    "random_embedding_dim",
+    "pad_token_id",
+    "eos_token_id",
+    "decoder_start_token_id",
+)
+
+
 class SymbolInvConfig(PreTrainedConfig):
     r"""Configuration of a Symbol-Invariant Transformer (or of one of its baselines).
 
@@ -190,6 +222,8 @@ class SymbolInvConfig(PreTrainedConfig):
     """
 
     model_type = "symbolinv"
+    #: Recorded in the weights by ``save_pretrained`` and compared on load (see ``loading.py``).
+    architecture_fields: ClassVar[tuple[str, ...]] = ARCHITECTURE_FIELDS
     keys_to_ignore_at_inference: ClassVar[list[str]] = ["past_key_values"]
     attribute_map: ClassVar[dict[str, str]] = {
         "hidden_size": "d_model",

@@ -1,8 +1,10 @@
-"""Strict loading of the SIT family: a checkpoint loads only when its config, weights and model class agree.
+"""Strict loading: a checkpoint loads only when its config, weights and model class agree.
 
-``save_pretrained`` records the architecture fields in the safetensors files' metadata; ``from_pretrained``
-compares them with config.json, and refuses missing, unexpected or mis-shaped weights and NaN or infinite
-values, naming the fields and tensors.
+``save_pretrained`` records the config's architecture fields (``config.architecture_fields``: those that change
+what the weights compute) in the safetensors files' metadata; ``from_pretrained`` compares them with
+config.json, and refuses missing, unexpected or mis-shaped weights and NaN or infinite values, naming the fields
+and tensors. A family's pretrained-model class lists :class:`StrictLoadingMixin` before ``PreTrainedModel``.
+Nothing here is specific to one family: other families copy this module.
 """
 
 from __future__ import annotations
@@ -10,55 +12,24 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import torch
-from transformers import PreTrainedModel
-
-from .configuration_symbolinv import SymbolInvConfig
+from transformers import PreTrainedConfig, PreTrainedModel
 
 #: Safetensors metadata key holding the architecture fields a checkpoint's weights were saved with.
 ARCHITECTURE_METADATA_KEY = "symbolinv_architecture"
-#: The config fields that change what the weights compute (dropout, limits and flags do not).
-ARCHITECTURE_FIELDS = (
-    "vocab_size",
-    "num_base_tokens",
-    "token_arities",
-    "d_model",
-    "encoder_layers",
-    "decoder_layers",
-    "encoder_attention_heads",
-    "decoder_attention_heads",
-    "encoder_ffn_dim",
-    "decoder_ffn_dim",
-    "layer_norm_eps",
-    "stream_attention",
-    "embedding_type",
-    "encoder_position_encoding",
-    "decoder_position_encoding",
-    "rope_theta",
-    "feature_normalization",
-    "loss_type",
-    "embedding_scale",
-    "stream_aggregation",
-    "num_aggregation_states",
-    "num_symbol_embeddings",
-    "random_embedding_method",
-    "random_embedding_dim",
-    "pad_token_id",
-    "eos_token_id",
-    "decoder_start_token_id",
-)
 
 
-def architecture_of(config: SymbolInvConfig) -> dict:
-    return {field: getattr(config, field) for field in ARCHITECTURE_FIELDS}
+def architecture_of(config: PreTrainedConfig) -> dict:
+    return {field: getattr(config, field) for field in config.architecture_fields}
 
 
 def weight_files(folder: Path) -> list[Path]:
     return sorted(folder.glob("*.safetensors"))
 
 
-def record_architecture(save_directory: str | os.PathLike, config: SymbolInvConfig) -> None:
+def record_architecture(save_directory: str | os.PathLike, config: PreTrainedConfig) -> None:
     """Rewrite the saved safetensors files with the architecture fields in their metadata."""
     from safetensors import safe_open
     from safetensors.torch import save_file
@@ -101,7 +72,7 @@ def check_loaded_model(model: PreTrainedModel, info: dict, source: str | os.Path
     saved = saved_architecture(source)
     if saved is not None:
         current = architecture_of(model.config)
-        differing = [field for field in ARCHITECTURE_FIELDS if field in saved and saved[field] != current[field]]
+        differing = [field for field in current if field in saved and saved[field] != current[field]]
         if differing:
             pairs = ", ".join(
                 f"{field} = {current[field]!r} (weights saved with {saved[field]!r})" for field in differing
@@ -121,3 +92,40 @@ def check_loaded_model(model: PreTrainedModel, info: dict, source: str | os.Path
         raise ValueError(
             f"cannot load {source}: NaN or infinite values in {', '.join(bad[:6])} (a corrupt or diverged checkpoint)"
         )
+
+
+class StrictLoadingMixin:
+    """``save_pretrained`` that records the architecture in the weights, and a strict ``from_pretrained``."""
+
+    def save_pretrained(self, save_directory: str | os.PathLike, *args: Any, push_to_hub: bool = False, **kwargs: Any):
+        """``PreTrainedModel.save_pretrained``, and the architecture fields recorded in the weights files'
+        metadata: ``from_pretrained`` then refuses a config.json edited after saving."""
+        result = super().save_pretrained(save_directory, *args, **kwargs)
+        record_architecture(save_directory, self.config)
+        if push_to_hub:  # after the metadata is written; push_to_hub saves through this method again
+            hub_keys = ("repo_id", "commit_message", "private", "token", "revision", "create_pr")
+            self.push_to_hub(**{key: kwargs[key] for key in hub_keys if key in kwargs})
+        return result
+
+    @classmethod
+    def from_pretrained(cls, pretrained_model_name_or_path: str | os.PathLike, *args: Any, **kwargs: Any):
+        """``PreTrainedModel.from_pretrained``, strict: weights missing, unexpected or of the wrong shape, a
+        config.json whose architecture fields differ from those the weights were saved with, and NaN or
+        infinite weights are errors naming the fields and tensors (a silent partial load changes every logit)."""
+        wants_info = kwargs.pop("output_loading_info", False)
+        # Shapes are compared here rather than by transformers, so that the error names the config fields.
+        allow_mismatch = kwargs.pop("ignore_mismatched_sizes", False)
+        try:
+            model, info = super().from_pretrained(
+                pretrained_model_name_or_path, *args, output_loading_info=True, ignore_mismatched_sizes=True, **kwargs
+            )
+        except Exception as error:
+            # safetensors' own error does not say which file is damaged.
+            if type(error).__name__ != "SafetensorError":
+                raise
+            files = ", ".join(str(path) for path in weight_files(Path(str(pretrained_model_name_or_path))))
+            raise ValueError(f"cannot read the weights {files or pretrained_model_name_or_path}: {error}") from error
+        if allow_mismatch:
+            info = {**info, "mismatched_keys": []}
+        check_loaded_model(model, info, pretrained_model_name_or_path)
+        return (model, info) if wants_info else model

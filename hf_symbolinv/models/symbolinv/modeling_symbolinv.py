@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from pathlib import Path
 
 import torch
 import torch.nn.functional as F
@@ -32,7 +31,7 @@ from transformers.modeling_outputs import ModelOutput
 from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
 
 from .configuration_symbolinv import SymbolInvConfig
-from .loading import check_loaded_model, record_architecture, weight_files
+from .loading import StrictLoadingMixin
 from .pooling import ComplexMultisetPooling
 from .positions import (
     LearnedPositionAngles,
@@ -544,7 +543,7 @@ def _check_attention_output(config: SymbolInvConfig, output_attentions: bool | N
 # ---------------------------------------------------------------------------------------------------
 # Models
 # ---------------------------------------------------------------------------------------------------
-class SymbolInvPreTrainedModel(PreTrainedModel):
+class SymbolInvPreTrainedModel(StrictLoadingMixin, PreTrainedModel):
     config_class = SymbolInvConfig
     config: SymbolInvConfig
     base_model_prefix = "model"
@@ -554,39 +553,6 @@ class SymbolInvPreTrainedModel(PreTrainedModel):
     _supports_attention_backend = False  # eager and sdpa: other kernels take no boolean per-stream masks
     _no_split_modules = ["SymbolInvEncoderLayer", "SymbolInvDecoderLayer"]
     _skip_keys_device_placement = ["past_key_values"]
-
-    def save_pretrained(self, save_directory, *args, push_to_hub: bool = False, **kwargs):
-        """``PreTrainedModel.save_pretrained``, and the architecture fields recorded in the weights files'
-        metadata: ``from_pretrained`` then refuses a config.json edited after saving."""
-        result = super().save_pretrained(save_directory, *args, **kwargs)
-        record_architecture(save_directory, self.config)
-        if push_to_hub:  # after the metadata is written; push_to_hub saves through this method again
-            hub_keys = ("repo_id", "commit_message", "private", "token", "revision", "create_pr")
-            self.push_to_hub(**{key: kwargs[key] for key in hub_keys if key in kwargs})
-        return result
-
-    @classmethod
-    def from_pretrained(cls, pretrained_model_name_or_path, *args, **kwargs):
-        """``PreTrainedModel.from_pretrained``, strict: weights missing, unexpected or of the wrong shape, a
-        config.json whose architecture fields differ from those the weights were saved with, and NaN or
-        infinite weights are errors naming the fields and tensors (a silent partial load changes every logit)."""
-        wants_info = kwargs.pop("output_loading_info", False)
-        # Shapes are compared here rather than by transformers, so that the error names the config fields.
-        allow_mismatch = kwargs.pop("ignore_mismatched_sizes", False)
-        try:
-            model, info = super().from_pretrained(
-                pretrained_model_name_or_path, *args, output_loading_info=True, ignore_mismatched_sizes=True, **kwargs
-            )
-        except Exception as error:
-            # safetensors' own error does not say which file is damaged.
-            if type(error).__name__ != "SafetensorError":
-                raise
-            files = ", ".join(str(path) for path in weight_files(Path(str(pretrained_model_name_or_path))))
-            raise ValueError(f"cannot read the weights {files or pretrained_model_name_or_path}: {error}") from error
-        if allow_mismatch:
-            info = {**info, "mismatched_keys": []}
-        check_loaded_model(model, info, pretrained_model_name_or_path)
-        return (model, info) if wants_info else model
 
     def _init_weights(self, module: nn.Module) -> None:
         super()._init_weights(module)
