@@ -31,6 +31,11 @@ _LAZY = {
     "SymbolInvWrapperConfig": "models.symbolinv_wrapper",
     "SymbolInvWrapperForConditionalGeneration": "models.symbolinv_wrapper",
     "SymbolRule": "symbols",
+    "FOLNetConfig": "models.folnet",
+    "FOLNetModel": "models.folnet",
+    "FOLNetForMaskedLM": "models.folnet",
+    "FOLNetForSequenceClassification": "models.folnet",
+    "FOLNetForConditionalGeneration": "models.folnet",
 }
 
 __all__ = ["__version__", "register", *sorted(_LAZY)]

@@ -5,14 +5,28 @@ package is not installed."""
 
 from __future__ import annotations
 
-from transformers import AutoConfig, AutoModel, AutoModelForSeq2SeqLM, AutoTokenizer
+from transformers import (
+    AutoConfig,
+    AutoModel,
+    AutoModelForMaskedLM,
+    AutoModelForSeq2SeqLM,
+    AutoModelForSequenceClassification,
+    AutoTokenizer,
+)
 
-from . import symbolinv, symbolinv_wrapper
+from . import folnet, symbolinv, symbolinv_wrapper
+from .folnet import (
+    FOLNetConfig,
+    FOLNetForConditionalGeneration,
+    FOLNetForMaskedLM,
+    FOLNetForSequenceClassification,
+    FOLNetModel,
+)
 from .symbolinv import SymbolInvConfig, SymbolInvForConditionalGeneration, SymbolInvModel, SymbolInvTokenizer
 from .symbolinv.pipeline_symbolinv import register_pipeline
 from .symbolinv_wrapper import SymbolInvWrapperConfig, SymbolInvWrapperForConditionalGeneration
 
-FAMILIES = {"symbolinv": symbolinv, "symbolinv_wrapper": symbolinv_wrapper}
+FAMILIES = {"symbolinv": symbolinv, "symbolinv_wrapper": symbolinv_wrapper, "folnet": folnet}
 
 
 def _register() -> None:
@@ -30,6 +44,17 @@ def _register() -> None:
     AutoModelForSeq2SeqLM.register(SymbolInvWrapperConfig, SymbolInvWrapperForConditionalGeneration, exist_ok=True)
     SymbolInvWrapperConfig.register_for_auto_class()
     SymbolInvWrapperForConditionalGeneration.register_for_auto_class("AutoModelForSeq2SeqLM")
+    # FOLNet: the encoder, its two heads and the encoder-decoder share one config class.
+    AutoConfig.register(FOLNetConfig.model_type, FOLNetConfig, exist_ok=True)
+    FOLNetConfig.register_for_auto_class()
+    for auto, model_class in (
+        (AutoModel, FOLNetModel),
+        (AutoModelForMaskedLM, FOLNetForMaskedLM),
+        (AutoModelForSequenceClassification, FOLNetForSequenceClassification),
+        (AutoModelForSeq2SeqLM, FOLNetForConditionalGeneration),
+    ):
+        auto.register(FOLNetConfig, model_class, exist_ok=True)
+        model_class.register_for_auto_class(auto.__name__)
 
 
 _register()

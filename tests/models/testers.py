@@ -11,6 +11,9 @@ A family's test module subclasses the mixins and provides a few factories:
   eager and sdpa attention agreeing, and gradient checkpointing giving the same gradients.
 * ``GenerationTesterMixin``: ``make_generation_inputs(model)``; tests that the key-value cache changes
   no greedy or beam-search output.
+* ``StrictLoadingTesterMixin`` (the same factories): every config.json field mutated
+  loads to identical logits or fails naming the field; NaN weights, another architecture's weights and a
+  truncated weights file are refused by name.
 * ``RenamingInvarianceTesterMixin``: ``rename_inputs(inputs, permutation)``, ``permute_logits(logits,
   permutation)`` and ``symbol_permutation(model, seed)``; tests that renaming the input's symbols
   permutes the logits' symbol columns and renames greedy and beam-search outputs.
@@ -25,6 +28,7 @@ import textwrap
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 import torch
 
 #: (name, generate keyword arguments) of the decoding modes every generation property is checked with.
@@ -39,11 +43,10 @@ def output_logits(outputs: Any) -> torch.Tensor:
     return outputs.logits if hasattr(outputs, "logits") else outputs[0]
 
 
-class ModelTesterMixin:
+class ModelFactories:
+    """What a family's test class provides (see the module docstring), and the helpers built on it."""
+
     auto_class_name: str = "AutoModel"
-    expected_saved_files: frozenset[str] = frozenset()
-    #: Tolerance of "the same logits" between two code paths computing the same function.
-    atol: float = 1e-5
 
     def make_model(self) -> Any:
         raise NotImplementedError
@@ -54,25 +57,33 @@ class ModelTesterMixin:
     def make_tokenizer(self) -> Any:
         return None
 
-    # -- helpers ------------------------------------------------------------------------------------
     def save(self, model: Any, folder: os.PathLike) -> None:
         model.save_pretrained(folder)
         tokenizer = self.make_tokenizer()
         if tokenizer is not None:
             tokenizer.save_pretrained(folder)
 
+    def auto_class(self) -> Any:
+        import transformers
+
+        return getattr(transformers, self.auto_class_name)
+
     @torch.no_grad()
     def logits(self, model: Any, inputs: dict[str, Any]) -> torch.Tensor:
         return output_logits(model(**inputs))
 
+
+class ModelTesterMixin(ModelFactories):
+    expected_saved_files: frozenset[str] = frozenset()
+    #: Tolerance of "the same logits" between two code paths computing the same function.
+    atol: float = 1e-5
+
     # -- properties ---------------------------------------------------------------------------------
     def test_save_load_round_trip(self, tmp_path) -> None:
-        import transformers
-
         model = self.make_model()
         inputs = self.make_inputs(model)
         self.save(model, tmp_path)
-        loaded = getattr(transformers, self.auto_class_name).from_pretrained(tmp_path).eval()
+        loaded = self.auto_class().from_pretrained(tmp_path).eval()
         assert type(loaded) is type(model)
         assert torch.equal(self.logits(loaded, inputs), self.logits(model, inputs))
 
@@ -218,6 +229,100 @@ class RenamingInvarianceTesterMixin:
             renamed = model.generate(**renamed_inputs, max_new_tokens=self.max_new_tokens, **kwargs)
             assert torch.equal(renamed, self.rename_outputs(original, permutation)), name
             assert self.emits_symbols(original, model), f"{name}: no symbol generated, the test would be vacuous"
+
+
+def config_mutations(value: object) -> list[object]:
+    """Values of the same kind as ``value`` but different, and one of the wrong kind."""
+    if isinstance(value, bool):
+        return [not value, "yes"]
+    if isinstance(value, int):
+        return [value + 1, max(value - 1, 0) if value else 2, "lots"]
+    if isinstance(value, float):
+        return [value * 2 + 0.125, "lots"]
+    if isinstance(value, str):
+        return [value + "x", "EP-EA-DP-CP" if "-" in value else "rope"]
+    if isinstance(value, list):
+        return [value[:-1], [*value, 1]] if value else [[1]]
+    if isinstance(value, dict):
+        return [{**value, "unexpected": 1}]
+    if value is None:
+        return [3]
+    return []
+
+
+class StrictLoadingTesterMixin(ModelFactories):
+    """A checkpoint whose config and weights disagree does not load: every config.json field mutated one at a
+    time either loads to identical logits or fails naming the field; NaN weights, another architecture's
+    weights and a truncated weights file are errors naming the tensors or the file."""
+
+    #: Refusals the family must at least produce among its mutations (a floor, so the test can fail).
+    min_refused_fields: int = 10
+    #: Fields whose edit may be reported through a field it determines.
+    derived_fields: dict[str, tuple[str, ...]] = {}
+
+    def saved_checkpoint(self, folder: os.PathLike) -> tuple[Any, dict[str, Any], torch.Tensor]:
+        torch.manual_seed(0)
+        model = self.make_model()
+        inputs = self.make_inputs(model)
+        self.save(model, folder)
+        return model, inputs, self.logits(model, inputs)
+
+    def test_every_config_field_mutated_loads_identically_or_fails_naming_the_field(self, tmp_path) -> None:
+        import json
+
+        _, inputs, expected = self.saved_checkpoint(tmp_path)
+        config_file = tmp_path / "config.json"
+        original = json.loads(config_file.read_text())
+        # model_type names the family: another value is another model, which AutoConfig resolves (or refuses).
+        fields = [(field, value) for field, value in sorted(original.items()) if field != "model_type"]
+        outcomes: dict[str, list[str]] = {"identical": [], "refused": []}
+        for field, value in fields:
+            for mutated in config_mutations(value):
+                config_file.write_text(json.dumps({**original, field: mutated}))
+                try:
+                    model = self.auto_class().from_pretrained(tmp_path).eval()
+                except (ValueError, TypeError, KeyError) as error:
+                    message = str(error)
+                    named = field in message or any(f in message for f in self.derived_fields.get(field, ()))
+                    assert named, (field, mutated, message)
+                    outcomes["refused"].append(field)
+                    continue
+                assert torch.equal(self.logits(model, inputs), expected), f"{field}={mutated!r} changed the logits"
+                outcomes["identical"].append(field)
+        assert len(set(outcomes["refused"])) >= self.min_refused_fields and outcomes["identical"], outcomes
+
+    def test_weights_with_nan_are_reported(self, tmp_path) -> None:
+        from safetensors import safe_open
+        from safetensors.torch import load_file, save_file
+
+        self.saved_checkpoint(tmp_path)
+        weights = tmp_path / "model.safetensors"
+        with safe_open(str(weights), framework="pt") as handle:
+            metadata = handle.metadata()
+        tensors = load_file(weights)
+        name = next(key for key, value in tensors.items() if value.dim() == 2)
+        tensors[name][0, 0] = float("nan")
+        save_file(tensors, weights, metadata=metadata)
+        with pytest.raises(ValueError, match=f"NaN or infinite values in {name}"):
+            self.auto_class().from_pretrained(tmp_path)
+
+    def test_weights_of_another_architecture_are_refused_naming_the_tensors(self, tmp_path) -> None:
+        model, _, _ = self.saved_checkpoint(tmp_path / "one")
+        config = model.config.to_dict()
+        layer_field = next(f for f in ("num_layers", "encoder_layers") if f in config)
+        other = type(model)(type(model.config)(**{**config, layer_field: config[layer_field] + 1}))
+        other.save_pretrained(tmp_path / "two")
+        (tmp_path / "two" / "config.json").write_text((tmp_path / "one" / "config.json").read_text())
+        expected = rf"{layer_field} = {config[layer_field]} \(weights saved with .*unexpected"
+        with pytest.raises(ValueError, match=expected):
+            self.auto_class().from_pretrained(tmp_path / "two")
+
+    def test_a_truncated_weights_file_is_named(self, tmp_path) -> None:
+        self.saved_checkpoint(tmp_path)
+        weights = tmp_path / "model.safetensors"
+        weights.write_bytes(weights.read_bytes()[: weights.stat().st_size // 2])
+        with pytest.raises(ValueError, match=f"cannot read the weights {weights}"):
+            self.auto_class().from_pretrained(tmp_path)
 
 
 def assert_fails(check: Callable[[], None]) -> None:

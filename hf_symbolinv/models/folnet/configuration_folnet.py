@@ -49,8 +49,40 @@ _INT_FIELDS = (
     "max_relative_distance",
     "type_vocab_size",
     "max_position_embeddings",
+    "decoder_layers",
 )
+_OPTIONAL_TOKEN_FIELDS = ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id")
+# Operators whose deduced atoms pass through sigma(z) = ln(1 + 2e^z) (eq. 9, clauses "q <- p") by default;
+# join and assoc stay linear ("q == p") so that the join/assoc FOLNet is exactly a transformer layer.
+DEFAULT_ACTIVATED_OPERATORS = ("cjoin", "mu", "prod", "trans")
 _FLOAT_FIELDS = ("dropout", "layer_norm_eps", "initializer_range")
+_BOOL_FIELDS = ("use_cache", "tie_word_embeddings", "is_decoder")
+_DTYPE_NAMES = frozenset({"float32", "float16", "bfloat16", "float64", "auto"})
+
+
+#: The config fields that change what the weights compute (dropout and flags do not): ``save_pretrained`` records
+#: them in the weights and loading refuses a config.json that differs (see ``loading.py``).
+ARCHITECTURE_FIELDS = (
+    "vocab_size",
+    "num_layers",
+    "decoder_layers",
+    "num_heads",
+    "head_dim",
+    "binary_dim",
+    "ffn_dim",
+    "binary_ffn_dim",
+    "max_relative_distance",
+    "type_vocab_size",
+    "max_position_embeddings",
+    "operators",
+    "activated_operators",
+    "hidden_act",
+    "layer_norm_eps",
+    "pad_token_id",
+    "eos_token_id",
+    "decoder_start_token_id",
+    "tie_word_embeddings",
+)
 
 
 class FOLNetConfig(PreTrainedConfig):
@@ -58,10 +90,16 @@ class FOLNetConfig(PreTrainedConfig):
 
     ``operators`` is any non-empty subset of ``bool, cjoin, join, mu, assoc, prod, trans``; it must
     produce both a unary and a binary atom (the next layer's kernels and premises come from both),
-    e.g. ``["join", "assoc"]`` is the paper's dual-branch transformer.
+    e.g. ``["join", "assoc"]`` is the paper's dual-branch transformer. ``bool`` is the cascaded GeLU
+    feed-forward of both branches (ffn_dim for the unary one, binary_ffn_dim for the binary one).
+
+    ``activated_operators``: the operators whose deduced atoms pass through sigma(z) = ln(1 + 2e^z).
+    ``decoder_layers`` (default: ``num_layers``) is the depth of the decoder of
+    ``FOLNetForConditionalGeneration`` (Appendix A.5), which sets ``is_encoder_decoder``.
     """
 
     model_type = "folnet"
+    architecture_fields: ClassVar[tuple[str, ...]] = ARCHITECTURE_FIELDS
     presets: ClassVar[dict[str, dict[str, Any]]] = PRESETS
 
     def __init__(
@@ -80,9 +118,18 @@ class FOLNetConfig(PreTrainedConfig):
         dropout: float = 0.1,
         layer_norm_eps: float = 1e-12,
         initializer_range: float = 0.02,
+        activated_operators: list[str] | tuple[str, ...] = DEFAULT_ACTIVATED_OPERATORS,
+        hidden_act: str = "gelu",
+        classifier_dropout: float | None = None,
+        decoder_layers: int | None = None,
         pad_token_id: int | None = 0,
+        bos_token_id: int | None = None,
+        eos_token_id: int | None = None,
+        decoder_start_token_id: int | None = None,
         use_cache: bool = True,
         tie_word_embeddings: bool = True,
+        is_decoder: bool = False,
+        is_encoder_decoder: bool = False,
         **kwargs: Any,
     ) -> None:
         self.vocab_size = vocab_size
@@ -99,11 +146,27 @@ class FOLNetConfig(PreTrainedConfig):
         self.dropout = dropout
         self.layer_norm_eps = layer_norm_eps
         self.initializer_range = initializer_range
+        self.activated_operators = list(activated_operators)
+        self.hidden_act = hidden_act
+        self.classifier_dropout = classifier_dropout
+        self.decoder_layers = num_layers if decoder_layers is None else decoder_layers
         self.pad_token_id = pad_token_id
+        self.bos_token_id = bos_token_id
+        self.eos_token_id = eos_token_id
+        # The decoder starts from <pad> unless told otherwise (as T5 does).
+        self.decoder_start_token_id = pad_token_id if decoder_start_token_id is None else decoder_start_token_id
         self.use_cache = use_cache
         self.tie_word_embeddings = tie_word_embeddings
-        super().__init__(**kwargs)
+        self.is_decoder = is_decoder
+        # Checked before PreTrainedConfig's own validators, which fail on a wrong type without naming the field
+        # (a token id "lots" compared with vocab_size) or inside torch (an unknown dtype name).
         self.validate_fields()
+        if not isinstance(is_encoder_decoder, bool):
+            raise ValueError(f"FOLNetConfig.is_encoder_decoder: expected true or false, got {is_encoder_decoder!r}")
+        dtype = kwargs.get("dtype")
+        if isinstance(dtype, str) and dtype not in _DTYPE_NAMES:
+            raise ValueError(f"FOLNetConfig.dtype: unknown dtype {dtype!r}; choose one of {sorted(_DTYPE_NAMES)}")
+        super().__init__(is_encoder_decoder=is_encoder_decoder, **kwargs)
 
     @property
     def unary_dim(self) -> int:
@@ -112,6 +175,14 @@ class FOLNetConfig(PreTrainedConfig):
 
     def validate_fields(self) -> None:
         """Raise ``ValueError`` naming the first bad field."""
+        for name in _BOOL_FIELDS:
+            value = getattr(self, name)
+            if not isinstance(value, bool):
+                raise ValueError(f"FOLNetConfig.{name}: expected true or false, got {value!r}")
+        for name in ("operators", "activated_operators"):
+            value = getattr(self, name)
+            if not all(isinstance(op, str) for op in value):
+                raise ValueError(f"FOLNetConfig.{name}: expected a list of operator names, got {value!r}")
         for name in _INT_FIELDS:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -120,6 +191,24 @@ class FOLNetConfig(PreTrainedConfig):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
                 raise ValueError(f"FOLNetConfig.{name}: expected a non-negative number, got {value!r}")
+        for name in _OPTIONAL_TOKEN_FIELDS:
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+                raise ValueError(f"FOLNetConfig.{name}: expected None or a non-negative int, got {value!r}")
+            if value is not None and value >= self.vocab_size:
+                raise ValueError(f"FOLNetConfig.{name}: {value} is not below vocab_size {self.vocab_size}")
+        if self.classifier_dropout is not None and not 0 <= self.classifier_dropout < 1:
+            raise ValueError(
+                f"FOLNetConfig.classifier_dropout: must be None or in [0, 1), got {self.classifier_dropout!r}"
+            )
+        if self.hidden_act not in ("gelu", "gelu_new", "relu", "silu"):
+            raise ValueError(f"FOLNetConfig.hidden_act: expected gelu, gelu_new, relu or silu, got {self.hidden_act!r}")
+        for op in self.activated_operators:
+            if op not in OPERATORS or op == "bool":
+                raise ValueError(
+                    f"FOLNetConfig.activated_operators: {op!r} is not one of {', '.join(OPERATORS[1:])} "
+                    "(bool is the GeLU feed-forward)"
+                )
         if not 0 <= self.dropout < 1:
             raise ValueError(f"FOLNetConfig.dropout: must be in [0, 1), got {self.dropout!r}")
         if not self.operators:
@@ -141,6 +230,25 @@ class FOLNetConfig(PreTrainedConfig):
             )
 
     @classmethod
+    def from_dict(cls, config_dict: dict[str, Any], **kwargs: Any) -> Any:
+        """``PreTrainedConfig.from_dict``, refusing fields no FOLNetConfig has (a typo is not silently stored)
+        and label maps that are not keyed by label ids."""
+        unknown = sorted(set(config_dict) - _known_fields())
+        if unknown:
+            raise ValueError(
+                f"this folnet checkpoint's config has unknown field(s) {', '.join(unknown)}: a typo, or a config.json "
+                "written for another model"
+            )
+        for field in ("id2label", "label2id"):
+            mapping = config_dict.get(field)
+            if mapping is not None and not isinstance(mapping, dict):
+                raise ValueError(f"FOLNetConfig.{field}: must be a mapping, got {mapping!r}")
+        bad_labels = [key for key in (config_dict.get("id2label") or {}) if not str(key).lstrip("-").isdigit()]
+        if bad_labels:
+            raise ValueError(f"FOLNetConfig.id2label: keys must be label ids (integers), got {bad_labels!r}")
+        return super().from_dict(config_dict, **kwargs)
+
+    @classmethod
     def from_preset(cls, name: str, **overrides: Any) -> FOLNetConfig:
         """A preset by name (``folnet-base``, ``folnet-large``, ``folnet-small``, ``folnet-tiny``)."""
         if name not in PRESETS:
@@ -148,9 +256,10 @@ class FOLNetConfig(PreTrainedConfig):
         return cls(**{**PRESETS[name], **overrides})
 
 
-def register() -> None:
-    """Register the config with ``AutoConfig`` (the model classes join once they exist)."""
-    from transformers import AutoConfig
-
-    # exist_ok: the package and a test may both call this.
-    AutoConfig.register(FOLNetConfig.model_type, FOLNetConfig, exist_ok=True)
+def _known_fields() -> set[str]:
+    """Every field a FOLNetConfig's config.json may hold: its own and PreTrainedConfig's."""
+    return (
+        set(PreTrainedConfig().to_dict())
+        | set(FOLNetConfig().to_dict())
+        | {"custom_pipelines", "auto_map", "architectures", "transformers_version"}
+    )

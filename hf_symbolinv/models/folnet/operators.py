@@ -2,7 +2,8 @@
 
 Layouts: unary kernels/premises are ``(batch, x, h, s)`` (D1 = H * S factored as in the paper);
 binary ones are ``(batch, channel, x, y)``. ``mask`` is a boolean ``(x, a)`` matrix, True where a
-position may be used (Table 5: the decoder's causal mask). Masked softmax-kernel entries are set to
+position may be used (Table 5: the decoder's causal mask), or a per-sample ``(batch, 1, x, a)`` one
+(padding); ``op_cjoin`` takes ``(x, a)`` or ``(batch, x, a)``. Masked softmax-kernel entries are set to
 -inf before the softmax and masked premise entries are zeroed, so no masked value can reach the output.
 """
 
@@ -46,10 +47,17 @@ def op_cjoin(kernel_logits: torch.Tensor, premise: torch.Tensor, mask: torch.Ten
     if mask is None:
         return torch.einsum("bahs,bhxa->bxhs", torch.softmax(kernel_logits, dim=1), premise)
     # K_hs(a) does not depend on x, so a causal version must normalise over the a each x may see
-    # (a softmax over every a would leak the future through its denominator).
-    weights = torch.exp(kernel_logits - kernel_logits.amax(dim=1, keepdim=True))
-    numerator = torch.einsum("bahs,bhxa->bxhs", weights, _zero(premise, mask))
-    denominator = torch.einsum("bahs,xa->bxhs", weights, mask.to(weights.dtype))
+    # (a softmax over every a would leak the future through its denominator). The shift for
+    # stability is the largest logit that some x may see: hidden (padding) logits must not set it.
+    visible = mask.any(dim=-2)  # (a) or (batch, a)
+    visible = visible[None, :, None, None] if mask.dim() == 2 else visible[:, :, None, None]
+    hidden_out = kernel_logits.masked_fill(~visible, float("-inf"))  # before exp: no inf, no NaN gradient
+    shift = hidden_out.amax(dim=1, keepdim=True).clamp_min(torch.finfo(kernel_logits.dtype).min)
+    weights = torch.exp(hidden_out - shift)
+    premise_mask = mask if mask.dim() == 2 else mask[:, None]
+    numerator = torch.einsum("bahs,bhxa->bxhs", weights, _zero(premise, premise_mask))
+    pattern = "bahs,xa->bxhs" if mask.dim() == 2 else "bahs,bxa->bxhs"
+    denominator = torch.einsum(pattern, weights, mask.to(weights.dtype))
     return numerator / denominator.clamp_min(torch.finfo(weights.dtype).tiny)
 
 
@@ -73,6 +81,15 @@ def op_prod(kernel: torch.Tensor, premise: torch.Tensor, mask: torch.Tensor | No
     return torch.einsum("bxhw,bwxy->bhxy", kernel, _zero(premise, mask))
 
 
-def op_trans(kernel_logits: torch.Tensor, premise: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
-    """B <- B x B: u_h(x, y) = sum_a K_h(x, a) v_h(a, y); kernel (B, H, x, a), premise (B, H, a, y). O(L^3)."""
-    return torch.einsum("bhxa,bhay->bhxy", _softmax_kernel(kernel_logits, mask), _zero(premise, mask))
+def op_trans(
+    kernel_logits: torch.Tensor,
+    premise: torch.Tensor,
+    mask: torch.Tensor | None = None,
+    premise_mask: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """B <- B x B: u_h(x, y) = sum_a K_h(x, a) v_h(a, y); kernel (B, H, x, a), premise (B, H, a, y). O(L^3).
+
+    ``premise_mask`` (the (a, y) pattern of the premise) defaults to ``mask``; it differs when the rows x
+    are not all the rows a (a decoder's new rows against every row, Appendix A.5)."""
+    premise_mask = mask if premise_mask is None else premise_mask
+    return torch.einsum("bhxa,bhay->bhxy", _softmax_kernel(kernel_logits, mask), _zero(premise, premise_mask))

@@ -60,12 +60,34 @@ def test_round_trip(tmp_path: Path) -> None:
     assert loaded.to_dict() == config.to_dict()
 
 
-def test_register_makes_autoconfig_load_it(tmp_path: Path) -> None:
+def test_autoconfig_loads_it(tmp_path: Path) -> None:
     from transformers import AutoConfig
 
-    from hf_symbolinv.models.folnet import register
+    import hf_symbolinv.models  # noqa: F401  (registers every family with the Auto classes)
 
-    register()
-    register()  # idempotent
     FOLNetConfig.from_preset("folnet-tiny").save_pretrained(tmp_path)
     assert isinstance(AutoConfig.from_pretrained(tmp_path), FOLNetConfig)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({"decoder_layers": 0}, "decoder_layers"),
+        ({"activated_operators": ["bool"]}, "activated_operators"),
+        ({"activated_operators": ["nope"]}, "activated_operators"),
+        ({"eos_token_id": -1}, "eos_token_id"),
+        ({"decoder_start_token_id": 10**6}, "decoder_start_token_id"),
+        ({"hidden_act": "tanh"}, "hidden_act"),
+        ({"classifier_dropout": 1.5}, "classifier_dropout"),
+    ],
+)
+def test_model_fields_are_validated(kwargs: dict, field: str) -> None:
+    with pytest.raises(ValueError, match=f"FOLNetConfig.{field}"):
+        FOLNetConfig(**kwargs)
+
+
+def test_generation_fields_have_defaults() -> None:
+    config = FOLNetConfig(num_layers=3)
+    assert config.decoder_layers == 3 and config.decoder_start_token_id == config.pad_token_id == 0
+    assert config.use_cache and config.tie_word_embeddings and not config.is_decoder
+    assert FOLNetConfig(decoder_layers=1, decoder_start_token_id=2).decoder_start_token_id == 2

@@ -167,3 +167,62 @@ def test_causal_mask_hides_the_future(name: str) -> None:
         torch.testing.assert_close(out[:, :3], out2[:, :3])
     else:
         torch.testing.assert_close(out[:, :, :3, :3], out2[:, :, :3, :3])
+
+
+def padding_masks() -> torch.Tensor:
+    """(B, T, T): sample b may use positions a < T - b (right padding), and causally for b odd."""
+    masks = torch.zeros(B, T, T, dtype=torch.bool)
+    for b in range(B):
+        masks[b, :, : T - 1 - b] = True
+        if b % 2:
+            masks[b] &= causal()
+    return masks
+
+
+@pytest.mark.parametrize("name", ["cjoin", "join", "mu", "prod", "trans"])
+def test_per_sample_masks_equal_the_per_sample_results(name: str) -> None:
+    """A per-sample mask (the model's padding) gives, sample by sample, the 2-D masked result that the
+    tests above check against the loops."""
+    shapes = {
+        "cjoin": ((B, T, H, S), (B, H, T, T)),
+        "join": ((B, H, T, T), (B, T, H, S)),
+        "mu": ((B, H, T, T), (B, S, T, T)),
+        "prod": ((B, T, H, W), (B, W, T, T)),
+        "trans": ((B, H, T, T), (B, H, T, T)),
+    }
+    fn = {"cjoin": op_cjoin, "join": op_join, "mu": op_mu, "prod": op_prod, "trans": op_trans}[name]
+    k, v = (torch.randn(shape) for shape in shapes[name])
+    masks = padding_masks()
+    batched = fn(k, v, masks if name == "cjoin" else masks[:, None])
+    for b in range(B):
+        torch.testing.assert_close(batched[b : b + 1], fn(k[b : b + 1], v[b : b + 1], masks[b]), atol=1e-5, rtol=1e-5)
+
+
+def test_cjoin_ignores_huge_hidden_kernel_logits() -> None:
+    """A hidden position's kernel logit, however large, neither enters nor underflows the softmax."""
+    k, v = torch.randn(B, T, H, S), torch.randn(B, H, T, T)
+    mask = causal().clone()
+    mask[:, T - 1] = False  # nobody sees the last position
+    reference = op_cjoin(k, v, mask)
+    k[:, T - 1] = 1e4
+    out = op_cjoin(k, v, mask)
+    assert torch.isfinite(out).all()
+    torch.testing.assert_close(out, reference, atol=1e-5, rtol=1e-5)
+
+
+def test_trans_with_a_premise_mask_of_its_own() -> None:
+    """Rows x that are not all the rows a (a decoder's new rows): K masked by ``mask`` (x, a), v by
+    ``premise_mask`` (a, y), as the loop computes."""
+    rows = 2
+    k, v = torch.randn(B, H, rows, T), torch.randn(B, H, T, T)
+    mask = torch.ones(rows, T, dtype=torch.bool)
+    mask[0, T - 1] = False
+    premise_mask = causal()
+    out = torch.zeros(B, H, rows, T)
+    for b in range(B):
+        for h in range(H):
+            for x in range(rows):
+                p = ref_softmax_row(k[b, h, x].tolist(), [bool(mask[x, a]) for a in range(T)])
+                for y in range(T):
+                    out[b, h, x, y] = sum(p[a] * v[b, h, a, y] for a in range(T) if premise_mask[a, y])
+    torch.testing.assert_close(op_trans(k, v, mask, premise_mask), out, atol=1e-5, rtol=1e-5)

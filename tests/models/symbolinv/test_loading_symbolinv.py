@@ -1,18 +1,17 @@
 """Strict loading: a checkpoint whose config, weights and tokenizer disagree does not load.
 
-Every config.json field is mutated one at a time against a saved tiny checkpoint: each mutation either
-loads to identical logits or fails with an error naming the field.
+The family-neutral properties (every config.json field mutated, NaN weights, another architecture's weights,
+a truncated file) come from the shared tester; the SIT's own cases (named edits, tokenizers) are here.
 """
 
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
 import pytest
 import torch
-from safetensors.torch import load_file, save_file
+from testers import StrictLoadingTesterMixin
 from transformers import AutoModelForSeq2SeqLM
 
 from hf_symbolinv import SymbolInvConfig, SymbolInvForConditionalGeneration, SymbolInvTokenizer
@@ -43,62 +42,29 @@ def saved(tmp_path_factory) -> tuple[Path, dict, torch.Tensor]:
     return folder, inputs, logits
 
 
-def mutations(value: object) -> list[object]:
-    """Values of the same kind as ``value`` but different, and one of the wrong kind."""
-    if isinstance(value, bool):
-        return [not value, "yes"]
-    if isinstance(value, int):
-        return [value + 1, max(value - 1, 0) if value else 2, "lots"]
-    if isinstance(value, float):
-        return [value * 2 + 0.125, "lots"]
-    if isinstance(value, str):
-        return [value + "x", "EP-EA-DP-CP" if "-" in value else "rope"]
-    if isinstance(value, list):
-        return [value[:-1], [*value, 1]] if value else [[1]]
-    if isinstance(value, dict):
-        return [{**value, "unexpected": 1}]
-    if value is None:
-        return [3]
-    return []
+class TestSymbolInvStrictLoading(StrictLoadingTesterMixin):
+    """The shared strict-loading properties on a tiny ltl-best checkpoint (its tokenizer saved with it)."""
 
+    auto_class_name = "AutoModelForSeq2SeqLM"
+    min_refused_fields = 20
+    # Fields whose edit is reported through the field they determine.
+    derived_fields = {
+        "vocabulary": ("token_arities", "num_base_tokens"),
+        "num_base_tokens": ("vocab_size", "token_arities"),
+    }
 
-def config_fields(folder: Path) -> list[tuple[str, object]]:
-    data = json.loads((folder / "config.json").read_text())
-    # model_type names the family: another value is another model, which AutoConfig resolves (or refuses) itself.
-    data.pop("model_type")
-    return [(field, mutated) for field, value in sorted(data.items()) for mutated in mutations(value)]
+    def make_model(self) -> SymbolInvForConditionalGeneration:
+        return SymbolInvForConditionalGeneration(SymbolInvConfig.from_preset("ltl-best", **TINY)).eval()
 
+    def make_tokenizer(self) -> SymbolInvTokenizer:
+        return SymbolInvTokenizer.from_preset("ltl")
 
-def test_every_config_field_mutated_loads_identically_or_fails_naming_the_field(saved) -> None:
-    folder, inputs, expected = saved
-    config_file = folder / "config.json"
-    original = config_file.read_text()
-    outcomes = {"identical": [], "refused": []}
-    try:
-        for field, mutated in config_fields(folder):
-            data = json.loads(original)
-            data[field] = mutated
-            config_file.write_text(json.dumps(data))
-            try:
-                model = AutoModelForSeq2SeqLM.from_pretrained(folder).eval()
-            except (ValueError, TypeError, KeyError) as error:
-                message = str(error)
-                # A derived field (vocabulary -> token_arities, ...) may be named instead of the edited one.
-                assert field in message or any(f in message for f in DERIVED.get(field, ())), (field, message)
-                outcomes["refused"].append(field)
-                continue
-            with torch.no_grad():
-                outputs = model(**inputs)
-            logits = outputs.logits if hasattr(outputs, "logits") else outputs[1]  # return_dict=False: (loss, logits)
-            assert torch.equal(logits, expected), f"{field}={mutated!r} loaded and changed the logits"
-            outcomes["identical"].append(field)
-    finally:
-        config_file.write_text(original)
-    assert len(outcomes["refused"]) >= 20 and outcomes["identical"], outcomes
-
-
-#: Fields whose edit is reported through the field they determine.
-DERIVED = {"vocabulary": ("token_arities", "num_base_tokens"), "num_base_tokens": ("vocab_size", "token_arities")}
+    def make_inputs(self, model) -> dict:
+        tokenizer = self.make_tokenizer()
+        batch = tokenizer(["&aXb", "U!cd"], text_target=["a;b;{1}", "d;{1}"], padding=True, return_tensors="pt")
+        # No labels: the logits are then the first output in return_dict=False form too.
+        labels = batch.pop("labels")
+        return {**batch, "decoder_input_ids": model.prepare_decoder_input_ids_from_labels(labels)}
 
 
 @pytest.mark.parametrize(
@@ -141,33 +107,6 @@ def test_a_value_of_the_wrong_type_fails_at_load(saved) -> None:
         config_file.write_text(original)
 
 
-def test_weights_with_nan_are_reported(saved, tmp_path) -> None:
-    folder, _, _ = saved
-    for name in folder.iterdir():
-        (tmp_path / name.name).write_bytes(name.read_bytes())
-    tensors = load_file(tmp_path / "model.safetensors")
-    name = next(key for key, value in tensors.items() if value.dim() == 2)
-    tensors[name][0, 0] = math.nan
-    from safetensors import safe_open
-
-    with safe_open(str(folder / "model.safetensors"), framework="pt") as handle:
-        metadata = handle.metadata()
-    save_file(tensors, tmp_path / "model.safetensors", metadata=metadata)
-    with pytest.raises(ValueError, match=f"NaN or infinite values in {name}"):
-        AutoModelForSeq2SeqLM.from_pretrained(tmp_path)
-
-
-def test_weights_of_another_architecture_are_refused_naming_the_tensors(saved, tmp_path) -> None:
-    folder, _, _ = saved
-    other = SymbolInvForConditionalGeneration(SymbolInvConfig.from_preset("ltl-best", **{**TINY, "encoder_layers": 1}))
-    other.save_pretrained(tmp_path)
-    (tmp_path / "config.json").write_text((folder / "config.json").read_text())
-    with pytest.raises(
-        ValueError, match=r"encoder_layers = 2 \(weights saved with 1\).*missing weights: model\.encoder"
-    ):
-        AutoModelForSeq2SeqLM.from_pretrained(tmp_path)
-
-
 def test_a_folder_without_tokenizer_config_is_refused_and_mismatches_are_named(saved, tmp_path) -> None:
     from transformers import AutoTokenizer, pipeline
 
@@ -184,16 +123,6 @@ def test_a_folder_without_tokenizer_config_is_refused_and_mismatches_are_named(s
     with pytest.raises(ValueError, match="does not match the model"):
         pipeline("symbolic-generation", model=str(tmp_path), trust_remote_code=True)
     SymbolInvTokenizer.from_preset("ltl").check_matches(model.config)  # the right one passes
-
-
-def test_a_truncated_weights_file_is_named(saved, tmp_path) -> None:
-    folder, _, _ = saved
-    for name in folder.iterdir():
-        (tmp_path / name.name).write_bytes(name.read_bytes())
-    weights = tmp_path / "model.safetensors"
-    weights.write_bytes(weights.read_bytes()[: weights.stat().st_size // 2])
-    with pytest.raises(ValueError, match=f"cannot read the weights {weights}"):
-        AutoModelForSeq2SeqLM.from_pretrained(tmp_path)
 
 
 def test_float_input_ids_are_refused_by_name(saved) -> None:
