@@ -27,7 +27,11 @@ def write_atomic(path: str | os.PathLike[str], write: Callable[[Path], object]) 
     try:
         write(temporary)
         os.chmod(temporary, default_mode())
-        os.replace(temporary, path)
+        try:
+            os.replace(temporary, path)
+        except OSError as error:
+            # The error would name the hidden temporary file; the user knows the destination.
+            raise OSError(error.errno, error.strerror, str(path)) from error
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
@@ -94,3 +98,108 @@ def save_model_folder(model: Any, tokenizer: Any, target: str | os.PathLike[str]
             (staging / "README.md").write_text(card, encoding="utf-8")
 
     replace_folder_atomic(target, fill)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Checking paths before a command starts work: a bad destination found after an hour of training is
+# found too late, and one found by the OS names a temporary file or a parent instead of the argument.
+# ---------------------------------------------------------------------------------------------------
+class PathProblem(ValueError):
+    """A path argument that cannot be used; the message is one line naming the argument and the path."""
+
+
+#: What ``save_pretrained`` of a model and its tokenizer (and a model card) may write: a folder holding
+#: anything else holds the user's files, and is refused before the work rather than after it.
+#: (``.py``: the model's code, saved beside the weights for the Auto classes.)
+_SAVE_SUFFIXES = frozenset({".json", ".safetensors", ".bin", ".model", ".spm", ".txt", ".jinja", ".py"})
+
+
+def _label(path: str | os.PathLike[str], flag: str | None) -> str:
+    return f"{flag} {path}" if flag else str(path)
+
+
+def _nearest_existing(path: Path) -> Path:
+    for candidate in [path, *path.absolute().parents]:
+        if candidate.exists() or candidate.is_symlink():
+            return candidate
+    return Path(path.absolute().anchor)
+
+
+def _check_can_create(path: Path, flag: str | None) -> None:
+    """``path`` does not exist: its nearest existing ancestor must be a folder this process can write in."""
+    ancestor = _nearest_existing(path)
+    if not ancestor.is_dir():
+        raise PathProblem(f"cannot create {_label(path, flag)}: {ancestor} is not a folder")
+    _probe(ancestor, path, flag)
+
+
+def _probe(folder: Path, path: Path, flag: str | None) -> None:
+    """Create and remove a file in ``folder``: permissions, read-only mounts and pseudo file systems all refuse
+    the same way (also for root, whom mode bits do not stop)."""
+    try:
+        handle, name = tempfile.mkstemp(prefix=".symbolinv-probe-", dir=folder)
+    except OSError as error:
+        raise PathProblem(
+            f"cannot write {_label(path, flag)}: cannot create files in {folder} ({error.strerror or error})"
+        ) from None
+    os.close(handle)
+    os.unlink(name)
+
+
+def check_output_file(path: str | os.PathLike[str], flag: str | None = None) -> None:
+    """Refuse a destination for one file (a report, a heatmap) that is a folder or cannot be written."""
+    path = Path(path)
+    if path.is_dir():
+        raise PathProblem(f"{_label(path, flag)} is a folder; give a file name")
+    if path.exists() or path.is_symlink():
+        if not path.is_file():
+            raise PathProblem(f"{_label(path, flag)} exists and is not a regular file")
+        _probe(path.parent, path, flag)
+    else:
+        _check_can_create(path, flag)
+
+
+def check_output_folder(path: str | os.PathLike[str], flag: str | None = None) -> None:
+    """Refuse a destination folder that is a file or cannot be created or written."""
+    path = Path(path)
+    if path.exists() or path.is_symlink():
+        if not path.is_dir():
+            raise PathProblem(f"{_label(path, flag)} exists and is not a folder; choose another destination")
+        _probe(path, path, flag)
+    else:
+        _check_can_create(path, flag)
+
+
+def check_model_destination(path: str | os.PathLike[str], flag: str | None = None) -> None:
+    """Refuse, before any work, a model destination that :func:`replace_folder_atomic` would refuse after it:
+    a file, a link, or a folder holding a subfolder or a file of a kind no model save writes (the check after
+    the work compares with the files actually written, and still applies)."""
+    path = Path(path)
+    # The same error class as the refusal after the work, so that callers catch one kind.
+    if path.is_symlink() or (path.exists() and not path.is_dir()):
+        raise DestinationInUseError(f"{_label(path, flag)} exists and is not a folder; choose another destination")
+    if path.is_dir():
+        foreign = sorted(
+            child.name
+            for child in path.iterdir()
+            if child.is_symlink()
+            or not child.is_file()
+            or not (child.name == "README.md" or child.suffix in _SAVE_SUFFIXES)
+        )
+        if foreign:
+            shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+            raise DestinationInUseError(
+                f"{_label(path, flag)} holds files this command did not write ({shown}); "
+                "choose an empty or new destination"
+            )
+    check_output_folder(path, flag)
+
+
+def check_input_folder(path: str | os.PathLike[str], flag: str | None, what: str) -> Path:
+    """``path`` as a folder to read ``what`` (e.g. "a saved model") from, or a refusal naming it."""
+    path = Path(path)
+    if not path.exists():
+        raise PathProblem(f"{_label(path, flag)}: no such folder (expected {what})")
+    if not path.is_dir():
+        raise PathProblem(f"{_label(path, flag)} is a file, not a folder (expected {what})")
+    return path

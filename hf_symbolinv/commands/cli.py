@@ -204,6 +204,15 @@ SUBCOMMANDS: list[Callable[[_Subparsers], None]] = [
 ]
 
 
+def _is_input_error(error: Exception) -> bool:
+    """Whether ``error`` is about the user's input; any other SyntaxError is a bug and keeps its traceback."""
+    if not isinstance(error, SyntaxError):
+        return True
+    from ..logic import LogicSyntaxError
+
+    return isinstance(error, LogicSyntaxError)
+
+
 def _positive_int(text: str) -> int:
     value = int(text)
     if value < 1:
@@ -248,10 +257,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(stop.code, file=sys.stderr)
             return 2
         raise
-    except ValueError as error:
-        # The package's own checks (a config field, a checkpoint, a tokenizer, a dataset, a formula) raise
-        # ValueError with a message that names the problem: one line, no traceback.
-        if getattr(args, "debug", False):
+    except (ValueError, SyntaxError) as error:
+        # The package's own checks (a config field, a checkpoint, a tokenizer, a dataset, a path) raise
+        # ValueError with a message that names the problem, and the logic engine a LogicSyntaxError (a
+        # SyntaxError) naming the formula and position: one line, no traceback.
+        if getattr(args, "debug", False) or not _is_input_error(error):
             raise
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -27,7 +27,13 @@ from ..copy_task import (
     mean_edit_distance,
     sample_copy_strings,
 )
-from ..files import save_model_folder, write_text_atomic
+from ..files import (
+    check_model_destination,
+    check_output_file,
+    check_output_folder,
+    save_model_folder,
+    write_text_atomic,
+)
 from ..model_card import render_card
 
 #: Characters of the training data. Letters have fixed symbol slots (a -> 0 ... e -> 4), so a
@@ -444,6 +450,11 @@ def _run_demo(
             raise ValueError(f"steps must be at least 1, got {steps}")
         settings = replace(settings, steps=steps)
     output = Path(output_dir)
+    # Every destination is checked before minutes of training, not when the results are saved.
+    check_output_folder(output)
+    check_model_destination(output / "sit")
+    check_output_file(output / "heatmap.png")
+    check_output_file(output / "results.json")
     output.mkdir(parents=True, exist_ok=True)
 
     log(

@@ -208,11 +208,10 @@ def add_train_parser(subparsers: _Subparsers) -> None:
 
 
 def run_train(args: argparse.Namespace) -> int:
-    import datasets
     import torch
     from transformers import Seq2SeqTrainingArguments, set_seed
 
-    from ..files import save_model_folder
+    from ..files import PathProblem, check_model_destination, check_output_folder, save_model_folder
     from ..model_card import fill_model_card
     from ..models.symbolinv.configuration_symbolinv import SymbolInvConfig
     from ..models.symbolinv.modeling_symbolinv import SymbolInvForConditionalGeneration
@@ -227,6 +226,11 @@ def run_train(args: argparse.Namespace) -> int:
         tokenize_dataset,
     )
 
+    output = Path(args.output)
+    # Before any work: a destination refused after training would waste the whole run.
+    check_output_folder(output, "--output")
+    check_output_folder(output / "checkpoints", "--output")
+    check_model_destination(output / "model", "--output")
     set_seed(args.seed)
     if args.init_from is not None:
         if args.overrides or args.embedding_type is not None:
@@ -237,7 +241,12 @@ def run_train(args: argparse.Namespace) -> int:
             return 2
         from transformers import AutoTokenizer
 
-        folder = _resolve_model(args.init_from)
+        folder = _resolve_model(args.init_from, "--init-from")
+        if folder.resolve() == (output / "model").resolve():
+            # The save would replace the model this run starts from, which it did not create.
+            raise PathProblem(
+                f"--output {output} would replace the --init-from model {folder}; choose another --output"
+            )
         model = SymbolInvForConditionalGeneration.from_pretrained(folder)
         config, tokenizer = model.config, AutoTokenizer.from_pretrained(folder)
         _check_tokenizer(tokenizer, model)
@@ -264,7 +273,7 @@ def run_train(args: argparse.Namespace) -> int:
     if get_task(args.task).vocabulary != config.vocabulary:
         print(f"error: {origin} is for the {config.vocabulary!r} vocabulary, not task {args.task!r}", file=sys.stderr)
         return 2
-    dataset = datasets.load_dataset(args.data)
+    dataset = load_data(args.data, args.task, "train")
     if "train" not in dataset:
         print(f"error: {args.data} has no train split (splits: {', '.join(dataset)})", file=sys.stderr)
         return 2
@@ -287,7 +296,6 @@ def run_train(args: argparse.Namespace) -> int:
             f"{args.epochs:g} epoch(s) of {len(train):,} samples = {steps} steps of batch "
             f"{args.batch_size} x {args.grad_accum}"
         )
-    output = Path(args.output)
     eval_steps = args.eval_steps or max(1, steps // 4)
     training_args = Seq2SeqTrainingArguments(
         output_dir=str(output / "checkpoints"),
@@ -415,13 +423,52 @@ def add_evaluate_parser(subparsers: _Subparsers) -> None:
     parser.set_defaults(handler=run_evaluate)
 
 
-def _resolve_model(path: str) -> Path:
-    folder = Path(path)
-    if (folder / "model" / "config.json").exists():
+def _resolve_model(path: str, flag: str | None = None) -> Path:
+    """The saved model folder ``path`` names (itself, or the ``model/`` of a training OUTPUT)."""
+    from ..files import PathProblem, check_input_folder
+
+    folder = check_input_folder(path, flag, "a saved model folder")
+    if (folder / "model" / "config.json").is_file():
         return folder / "model"
-    if not (folder / "config.json").exists():
-        raise SystemExit(f"error: {path} holds no saved model (no config.json)")
+    if not (folder / "config.json").is_file():
+        raise PathProblem(f"{f'{flag} ' if flag else ''}{path} holds no saved model (no config.json)")
     return folder
+
+
+def load_data(path: str, task: str, split: str | None = None, flag: str = "--data") -> Any:
+    """The ``DatasetDict`` of a data folder, refused in one line naming ``path`` when it cannot be read or
+    does not hold samples of ``task`` (a model folder, another task's data): those would otherwise fail deep
+    inside tokenizing, or train and evaluate on garbage without a word. The first rows of ``split`` (default:
+    the first split) are judged as answers of ``task``."""
+    import datasets
+
+    from ..files import PathProblem, check_input_folder
+
+    folder = check_input_folder(path, flag, "a dataset folder written by `symbolinv data build`")
+    try:
+        dataset = datasets.load_dataset(str(folder))
+    except Exception as error:  # datasets raises many kinds (cast, generation, no files): all mean "unreadable"
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise PathProblem(f"cannot read a dataset from {flag} {path}: {first}") from error
+    for name, split in dataset.items():
+        missing = [column for column in ("input", "target") if column not in split.column_names]
+        if missing:
+            raise PathProblem(
+                f"{flag} {path} is not a dataset of inputs and targets: split {name!r} has no "
+                f"{' or '.join(missing)} column (columns: {', '.join(split.column_names)})"
+            )
+    judge = get_task(task).judge
+    name = split if split in dataset else next(iter(dataset))
+    # A few rows tell the task; judging every row would slow every command.
+    for index, row in enumerate(dataset[name].select(range(min(3, len(dataset[name]))))):
+        try:
+            invalid = judge(row["input"], row["target"], None, 5.0).invalid
+            problem = f"its target {row['target']!r} is not a {task} answer"
+        except (ValueError, SyntaxError) as error:  # the input does not parse as one of the task's
+            invalid, problem = True, str(error)
+        if invalid:
+            raise PathProblem(f"{flag} {path} does not hold {task} data: split {name!r} row {index}: {problem}")
+    return dataset
 
 
 def load_model(path: str, **kwargs: Any) -> tuple[Any, Any, Path]:
@@ -464,14 +511,19 @@ def median_loss_draw(
 
 
 def run_evaluate(args: argparse.Namespace) -> int:
-    import datasets
-
     from ..evaluation import evaluate_model, save_heatmap
-    from ..files import write_text_atomic
+    from ..files import check_output_file, write_text_atomic
 
+    folder = _resolve_model(args.model)
+    report_path = Path(args.report) if args.report else folder / f"eval-{args.split}.json"
+    heatmap_path = Path(args.heatmap) if args.heatmap else folder / f"heatmap-{args.split}.png"
+    # Before the evaluation, and all of them: a report written and then a heatmap refused leaves half a result.
+    check_output_file(report_path, "--report")
+    check_output_file(report_path.with_name(report_path.stem + "-heatmap.json"), "--report")
+    check_output_file(heatmap_path, "--heatmap")
     model, tokenizer, folder = load_model(args.model)
     task = task_for_vocabulary(model.config.vocabulary).name
-    dataset = datasets.load_dataset(args.data)
+    dataset = load_data(args.data, task, args.split)
     if args.split not in dataset:
         print(f"error: {args.data} has no split {args.split!r} (splits: {', '.join(dataset)})", file=sys.stderr)
         return 2
@@ -501,8 +553,6 @@ def run_evaluate(args: argparse.Namespace) -> int:
         seed=args.seed,
     )
     print("\n".join(report.summary_lines()))
-    report_path = Path(args.report) if args.report else folder / f"eval-{args.split}.json"
-    heatmap_path = Path(args.heatmap) if args.heatmap else folder / f"heatmap-{args.split}.png"
     write_text_atomic(report_path, json.dumps(report.to_dict(), indent=1, default=str))
     save_heatmap(report, report_path.with_name(report_path.stem + "-heatmap.json"), heatmap_path)
     print(f"report: {report_path}\nheatmap: {heatmap_path}")
@@ -630,6 +680,7 @@ def add_convert_parser(subparsers: _Subparsers) -> None:
 
 def run_convert(args: argparse.Namespace) -> int:
     from ..convert import convert_checkpoint
+    from ..files import check_model_destination
 
     source = Path(args.source)
     # A Hub id has one slash at most and no leading "." or "/"; anything else is meant as a local folder,
@@ -639,6 +690,11 @@ def run_convert(args: argparse.Namespace) -> int:
         what = "is a file, not a model folder" if source.exists() else "no such folder"
         print(f"error: cannot read a model config from {args.source}: {what}", file=sys.stderr)
         return 2
+    destination = Path(args.destination)
+    if local and destination.resolve() == source.resolve():
+        print(f"error: {args.destination} is the source model; write the converted model elsewhere", file=sys.stderr)
+        return 2
+    check_model_destination(destination)  # before loading and converting, which may take long for a Hub model
     try:
         convert_checkpoint(
             args.source, args.destination, actual=args.actual, placeholder=args.placeholder, symbols=args.symbols
