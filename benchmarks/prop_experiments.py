@@ -94,8 +94,17 @@ def evaluate_saved(model_dir: Path, tests: dict, beam: int) -> dict:
     return {"parameters": sum(p.numel() for p in model.parameters()), **evaluate_tests(model, tokenizer, tests, beam)}
 
 
-def run_once(out: Path, name: str, make_model: Callable[[], Path], tests: dict, beam: int, note: str) -> dict:
-    """Train (or convert) one model unless its report exists, then evaluate it; the report is cached."""
+def run_once(
+    out: Path,
+    name: str,
+    make_model: Callable[[], Path],
+    tests: dict,
+    beam: int,
+    note: str,
+    evaluate: Callable[[Path], dict] | None = None,
+) -> dict:
+    """Train (or convert) one model unless its report exists, then evaluate it (``evaluate``, default
+    :func:`evaluate_saved` on ``tests``); the report is cached."""
     report_file = out / "runs" / name / "report.json"
     if report_file.exists():
         return json.loads(report_file.read_text())
@@ -103,18 +112,21 @@ def run_once(out: Path, name: str, make_model: Callable[[], Path], tests: dict, 
     model_dir = make_model()
     seconds = time.perf_counter() - start
     print(f"[{name}] trained/converted in {seconds / 60:.1f} min; evaluating", flush=True)
-    report = {"name": name, "how": note, "train_minutes": seconds / 60, **evaluate_saved(model_dir, tests, beam)}
+    scores = evaluate(model_dir) if evaluate is not None else evaluate_saved(model_dir, tests, beam)
+    report = {"name": name, "how": note, "train_minutes": seconds / 60, **scores}
     write_text_atomic(report_file, json.dumps(report, indent=1, default=str))
     print(f"[{name}] {json.dumps(report, default=str)}", flush=True)
     return report
 
 
-def train(out: Path, name: str, data: Path, steps: int, batch_size: int, *flags: str, settings: list[str]) -> Path:
+def train(
+    out: Path, name: str, data: Path, steps: int, batch_size: int, *flags: str, settings: list[str], task: str = "prop"
+) -> Path:
     """``symbolinv train`` one model; ``settings`` (FIELD=VALUE) are its ``--set`` config overrides."""
     argv = [
         "train",
         "--task",
-        "prop",
+        task,
         "--data",
         str(data),
         "--output",

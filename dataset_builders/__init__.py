@@ -1,8 +1,8 @@
 """Builders of the benchmark datasets of the papers, as Hugging Face datasets built locally.
 
 * :mod:`.ltl_random35` (``ltl-*``), :mod:`.prop_random35` (``prop-*``), :mod:`.copy_task`
-  (``copy-*``): one module per family, each with a ``build_*`` function returning a
-  ``datasets.DatasetDict``; :func:`build` dispatches by configuration name.
+  (``copy-*``), :mod:`.kinship` (``kinship*``): one module per family, each with a ``build_*`` function
+  returning a ``datasets.DatasetDict``; :func:`build` dispatches by configuration name.
 * :func:`load_deepltl` reads the original DeepLTL ``train.txt``/``val.txt``/``test.txt`` files.
 * :func:`push_dataset` publishes a built directory to the Hub.
 * the shared machinery, by concern: :mod:`.generation` (deterministic, parallel, resumable sampling),
@@ -42,12 +42,15 @@ CONFIG_NAMES: tuple[str, ...] = (
     "copy-large",
     "copy-small-grid",
     "copy-large-grid",
+    "kinship",
+    "kinship-test",
 )
 
 _LAZY = {
     "build_ltl_random35": ".ltl_random35",
     "build_prop_random35": ".prop_random35",
     "build_copy_task": ".copy_task",
+    "build_kinship": ".kinship",
     "push_dataset": ".hub",
     "is_built_dataset": ".output",
     "DeepLTLFormatError": ".deepltl",
@@ -73,6 +76,7 @@ def _family_modules() -> dict[str, Any]:
         "ltl": importlib.import_module(".ltl_random35", __name__),
         "prop": importlib.import_module(".prop_random35", __name__),
         "copy": importlib.import_module(".copy_task", __name__),
+        "kinship": importlib.import_module(".kinship", __name__),
     }
 
 
@@ -101,6 +105,7 @@ def build(name: str, out_dir: str | os.PathLike | None = None, **options: Any) -
         "ltl": modules["ltl"].build_ltl_random35,
         "prop": modules["prop"].build_prop_random35,
         "copy": modules["copy"].build_copy_task,
+        "kinship": modules["kinship"].build_kinship,
     }[family]
     return builder(name, out_dir, **options)
 

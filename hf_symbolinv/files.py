@@ -88,8 +88,19 @@ def replace_folder_atomic(target: str | os.PathLike[str], fill: Callable[[Path],
         raise
 
 
+_GENERATION_TOKEN_IDS = ("bos_token_id", "eos_token_id", "pad_token_id", "decoder_start_token_id")
+
+
 def save_model_folder(model: Any, tokenizer: Any, target: str | os.PathLike[str], card: str | None = None) -> None:
-    """``save_pretrained`` of a model and its tokenizer (and a model card) into ``target``, atomically."""
+    """``save_pretrained`` of a model and its tokenizer (and a model card) into ``target``, atomically. The model's
+    generation settings are saved as its token ids only: training leaves every default there, and a stored
+    ``max_length`` clashes with every ``max_new_tokens`` and warns on each use."""
+    settings = getattr(model, "generation_config", None)
+    if settings is not None:
+        from transformers import GenerationConfig
+
+        ids = {name: getattr(settings, name, None) for name in _GENERATION_TOKEN_IDS}
+        model.generation_config = GenerationConfig(**{name: value for name, value in ids.items() if value is not None})
 
     def fill(staging: Path) -> None:
         model.save_pretrained(staging)

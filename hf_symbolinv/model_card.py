@@ -1,4 +1,5 @@
-"""Filling in the model card template (``model_cards/template.md``) for a trained model."""
+"""Filling in the model card templates (``model_cards/template.md``, ``model_cards/folnet.md``) for a trained
+model."""
 
 from __future__ import annotations
 
@@ -71,8 +72,12 @@ def fill_model_card(
     parameters: int | None = None,
     extra_limitations: str = "",
 ) -> str:
-    """The model card of a model of the family, from its config and (optionally) its evaluation."""
+    """The model card of a trained model (any family), from its config and (optionally) its evaluation."""
     about = get_task(task)
+    if config.model_type == "folnet":
+        return _folnet_card(
+            config, about, model_ref, preset, training_data, report, split, parameters, extra_limitations
+        )
     embedding_description = {
         "streams": "one stream per symbol",
         "fixed": "fixed-embedding baseline",
@@ -110,5 +115,60 @@ def fill_model_card(
         training_data=training_data or "Not recorded.",
         evaluation=evaluation_table(report, split),
         invariance=INVARIANCE[config.embedding_type],
+        extra_limitations=extra_limitations,
+    )
+
+
+FOLNET_INVARIANCE = {
+    True: "This model is invariant to renaming by construction: every symbol has the same token embedding (one "
+    "shared unary atom), symbols are told apart only by the binary atoms same_symbol(x, y) and their positions, "
+    "and output symbols are chosen by pointing at input positions. Renaming the symbols of an input renames the "
+    "output the same way (up to float rounding); it runs on symbol names and symbol counts it never saw in "
+    "training.",
+    False: "This FOLNet has one embedding row per symbol slot: it is **not** invariant to renaming, and it cannot "
+    "run symbols beyond the rows it was built with.",
+}
+
+
+def _folnet_card(
+    config: Any,
+    about: Any,
+    model_ref: str,
+    preset: str | None,
+    training_data: str | None,
+    report: Mapping[str, Any] | None,
+    split: str,
+    parameters: int | None,
+    extra_limitations: str,
+) -> str:
+    invariant = bool(config.symbol_invariant)
+    relations = ["clipped relative distance"]
+    if invariant:
+        relations.append("same symbol")
+    if config.token_arities is not None:
+        relations.append("parse-tree relation")
+    return render_card(
+        "folnet",
+        title=f"FOLNet{' (renaming-invariant)' if invariant else ''}: {about.name}",
+        task=about.name,
+        task_description=about.description,
+        variant="the renaming-invariant relational variant" if invariant else "one embedding per token",
+        intended_use=about.intended_use,
+        model_ref=model_ref,
+        example_input=about.example,
+        preset=preset or "custom",
+        operators=", ".join(config.operators),
+        unary_dim=config.unary_dim,
+        heads=config.num_heads,
+        head_dim=config.head_dim,
+        binary_dim=config.binary_dim,
+        layers=f"{config.num_layers}+{config.decoder_layers}",
+        ffn=f"{config.ffn_dim} / {config.binary_ffn_dim}",
+        max_relative_distance=config.max_relative_distance,
+        base_relations=", ".join(relations),
+        parameters=f"{parameters:,}" if parameters is not None else "see config",
+        training_data=training_data or "Not recorded.",
+        evaluation=evaluation_table(report, split),
+        invariance=FOLNET_INVARIANCE[invariant],
         extra_limitations=extra_limitations,
     )

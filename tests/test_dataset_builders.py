@@ -17,6 +17,7 @@ import pytest
 
 import dataset_builders
 from dataset_builders.generation import Outcome, derived_int, derived_rng
+from dataset_builders.kinship import check_row
 from dataset_builders.logic_tasks import GatedSource, SizeQuotas, realise_formula
 from dataset_builders.ltl_random35 import LTL_TASK
 from dataset_builders.output import FEATURES, PARTIAL_DIR, read_parquet_rows
@@ -43,7 +44,7 @@ SMALL = 120  # samples of a small build (per cell for the grids: 1)
 
 def _small_options(name: str) -> dict:
     options = {"num_samples": SMALL, "workers": 1, "progress": False}
-    if name.endswith("grid"):
+    if name.endswith("grid") or name == "kinship-test":  # kinship-test: a grid over the chain length
         options["num_samples"] = 1
     elif name.endswith("heatmap"):  # a smaller grid: a cell gets 250 draws at cap 1
         options.update(num_samples=1, num_symbols=6, max_size=24)
@@ -92,6 +93,9 @@ def _check_targets(family: str, rows: list[dict]) -> None:
             formula = parse_prop(row["input"])
             assert check_assignment(formula, parse_assignment(row["target"])), row
             assert parse_assignment(row["target"]), row  # tautologies are dropped
+        elif family == "kinship":
+            check_row(row)  # the story composes to the target; num_symbols and size describe it
+            continue
         else:
             assert row["target"] == row["input"]
             assert (row["num_symbols"], row["size"]) == (len(set(row["input"])), len(row["input"]))
@@ -123,6 +127,10 @@ def test_small_build_loads_with_declared_features_and_checked_targets(builds: Bu
     rows = _rows(dataset)
     _check_targets(spec.family, rows)
 
+    if spec.is_grid and spec.family == "kinship":  # one cap per chain length k
+        assert list(dataset) == ["test"]
+        assert Counter(row["size"] for row in rows) == dict.fromkeys(range(spec.min_size, info["max_size"] + 1), 1)
+        return
     if spec.is_grid:
         assert list(dataset) == ["test"]
         cells = Counter((row["num_symbols"], row["size"]) for row in rows)

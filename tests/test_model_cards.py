@@ -10,7 +10,7 @@ import pytest
 from hf_symbolinv.model_card import render_card
 
 
-@pytest.mark.parametrize("name", ["template", "demo", "conversion"])
+@pytest.mark.parametrize("name", ["template", "demo", "conversion", "folnet"])
 def test_every_template_fills_completely(name: str) -> None:
     text = files("model_cards").joinpath(f"{name}.md").read_text()
     fields = {re.sub(r"[:!].*", "", field) for field in re.findall(r"\{([^{}]+)\}", text)}

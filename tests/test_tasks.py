@@ -21,6 +21,9 @@ from hf_symbolinv.tasks import Judgement, Task, get_task, register_task, task_fo
         ("prop", "&a|!bc", "a2", False, True),
         ("copy", "abcab", "abcab", True, False),
         ("copy", "abcab", "abcb", False, False),
+        ("kinship", "a father b , b sister c ? a c", "aunt", True, False),
+        ("kinship", "a father b , b sister c ? a c", "uncle", False, False),
+        ("kinship", "a father b , b sister c ? a c", "cousin", False, True),
     ],
 )
 def test_tasks_judge_known_answers(task: str, source: str, prediction: str, correct: bool, invalid: bool) -> None:
@@ -34,13 +37,15 @@ def test_each_task_measures_inputs_and_names_their_symbols() -> None:
     assert get_task("copy").input_size("abcab") == 5 and get_task("copy").symbol_names("abcab") == ["a", "b", "c"]
     assert get_task("prop").in_own_names("& req | ! ack grant", ["req", "ack", "grant"], False).startswith("&")
     assert task_for_vocabulary("prop").name == "prop"
+    assert get_task("kinship").input_size("a father b , b sister c ? a c") == 2
+    assert task_for_vocabulary("kinship").name == "kinship"
 
 
 def test_unknown_tasks_and_vocabularies_are_named() -> None:
-    with pytest.raises(ValueError, match="unknown task 'sat'; choose one of copy, ltl, prop"):
+    with pytest.raises(ValueError, match="unknown task 'sat'; choose one of copy, kinship, ltl, prop"):
         get_task("sat")
-    with pytest.raises(ValueError, match="no task uses the vocabulary 'kinship'"):
-        task_for_vocabulary("kinship")
+    with pytest.raises(ValueError, match="no task uses the vocabulary 'clutrr'; known tasks: copy, kinship, ltl, prop"):
+        task_for_vocabulary("clutrr")
 
 
 def test_a_new_task_is_one_registration() -> None:

@@ -209,13 +209,13 @@ def add_train_parser(subparsers: _Subparsers) -> None:
 
 def run_train(args: argparse.Namespace) -> int:
     import torch
-    from transformers import Seq2SeqTrainingArguments, set_seed
+    from transformers import AutoModelForSeq2SeqLM, Seq2SeqTrainingArguments, set_seed
 
     from ..files import PathProblem, check_model_destination, check_output_folder, save_model_folder
     from ..model_card import fill_model_card
     from ..models.symbolinv.configuration_symbolinv import SymbolInvConfig
-    from ..models.symbolinv.modeling_symbolinv import SymbolInvForConditionalGeneration
     from ..models.symbolinv.tokenization_symbolinv import SymbolInvTokenizer
+    from ..presets import new_model_config, preset_config_class
     from ..training import (
         SymbolInvDataCollator,
         SymbolInvTrainer,
@@ -247,23 +247,31 @@ def run_train(args: argparse.Namespace) -> int:
             raise PathProblem(
                 f"--output {output} would replace the --init-from model {folder}; choose another --output"
             )
-        model = SymbolInvForConditionalGeneration.from_pretrained(folder)
+        model = AutoModelForSeq2SeqLM.from_pretrained(folder)
         config, tokenizer = model.config, AutoTokenizer.from_pretrained(folder)
         _check_tokenizer(tokenizer, model)
         origin = f"`{args.init_from}`"
     else:
         overrides = dict(args.overrides)
+        try:
+            config_class = preset_config_class(args.preset)
+        except ValueError as error:
+            print(f"error: --preset: {error}", file=sys.stderr)
+            return 2
         if args.embedding_type is not None:
+            if config_class is not SymbolInvConfig:
+                print(f"error: --embedding-type is for SIT presets, not `{args.preset}`", file=sys.stderr)
+                return 2
             overrides["embedding_type"] = args.embedding_type
             if args.embedding_type != "streams":
                 codes = SymbolInvConfig.from_preset(args.preset).attention_codes
                 overrides.setdefault("stream_attention", "-".join(c for c in codes if c.endswith("P")))
-        problem = check_overrides(SymbolInvConfig, overrides)
+        problem = check_overrides(config_class, overrides)
         if problem is not None:
             print(f"error: {problem}", file=sys.stderr)
             return 2
         try:
-            config = SymbolInvConfig.from_preset(args.preset, **overrides)
+            config = new_model_config(args.preset, args.task, **overrides)
         except (ValueError, TypeError) as error:
             print(f"error: {error}", file=sys.stderr)
             return 2
@@ -288,7 +296,7 @@ def run_train(args: argparse.Namespace) -> int:
         held_out = dataset[eval_name].select(range(min(args.eval_samples, len(dataset[eval_name]))))
         evaluation = tokenize_dataset(held_out, tokenizer)
     if model is None:
-        model = SymbolInvForConditionalGeneration(config)
+        model = AutoModelForSeq2SeqLM.from_config(config)
     steps = args.steps or 1000
     if args.epochs is not None:
         steps = max(1, math.ceil(args.epochs * len(train) / (args.batch_size * args.grad_accum)))
@@ -531,7 +539,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
     if args.limit is not None:
         split = split.select(range(min(args.limit, len(split))))
     sources, targets = list(split["input"]), list(split["target"])
-    if model.config.embedding_type == "random":
+    if getattr(model.config, "embedding_type", None) == "random":
         loss = median_loss_draw(model, tokenizer, sources, targets, args.draws, args.seed)
         print(f"random embeddings: using the median-loss draw of {args.draws} (loss {loss:.4f})")
     columns = split.column_names

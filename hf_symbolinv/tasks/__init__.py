@@ -1,4 +1,4 @@
-"""The tasks: everything task-specific in one module each (``ltl.py``, ``prop.py``, ``copy.py``).
+"""The tasks: everything task-specific in one module each (``ltl.py``, ``prop.py``, ``copy.py``, ``kinship.py``).
 
 A :class:`Task` holds a task's vocabulary, its default symbol rule, how an answer is judged, how an
 input is measured, how inputs and answers are re-printed in a user's own symbol names, and the text a
@@ -71,7 +71,7 @@ def reprinter(
 
 
 _TASKS: dict[str, Task] = {}
-_BUILT_IN = ("ltl", "prop", "copy")
+_BUILT_IN = ("ltl", "prop", "copy", "kinship")
 
 
 def register_task(task: Task) -> Task:

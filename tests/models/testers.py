@@ -231,6 +231,28 @@ class RenamingInvarianceTesterMixin:
             assert self.emits_symbols(original, model), f"{name}: no symbol generated, the test would be vacuous"
 
 
+def rename_symbol_ids(ids: torch.Tensor, permutation: torch.Tensor, num_base: int) -> torch.Tensor:
+    """Token ids with symbol slot s (id ``num_base + s``) renamed to slot ``permutation[s]``."""
+    symbol = ids >= num_base
+    return torch.where(symbol, num_base + permutation[(ids - num_base).clamp(min=0)], ids)
+
+
+def rename_symbol_inputs(inputs: dict, permutation: torch.Tensor, num_base: int) -> dict:
+    """Model inputs with the symbols of ``input_ids`` and ``decoder_input_ids`` renamed by ``permutation``."""
+    renamed = dict(inputs)
+    for key in ("input_ids", "decoder_input_ids"):
+        if key in renamed:
+            renamed[key] = rename_symbol_ids(renamed[key], permutation, num_base)
+    return renamed
+
+
+def permute_symbol_columns(logits: torch.Tensor, permutation: torch.Tensor, num_base: int) -> torch.Tensor:
+    """Logits of the original input, laid out as the renamed input's should be."""
+    out = logits.clone()
+    out[..., num_base + permutation] = logits[..., num_base:]
+    return out
+
+
 def config_mutations(value: object) -> list[object]:
     """Values of the same kind as ``value`` but different, and one of the wrong kind."""
     if isinstance(value, bool):

@@ -56,7 +56,7 @@ _OPTIONAL_TOKEN_FIELDS = ("pad_token_id", "bos_token_id", "eos_token_id", "decod
 # join and assoc stay linear ("q == p") so that the join/assoc FOLNet is exactly a transformer layer.
 DEFAULT_ACTIVATED_OPERATORS = ("cjoin", "mu", "prod", "trans")
 _FLOAT_FIELDS = ("dropout", "layer_norm_eps", "initializer_range")
-_BOOL_FIELDS = ("use_cache", "tie_word_embeddings", "is_decoder")
+_BOOL_FIELDS = ("use_cache", "tie_word_embeddings", "is_decoder", "symbol_invariant")
 _DTYPE_NAMES = frozenset({"float32", "float16", "bfloat16", "float64", "auto"})
 
 
@@ -82,6 +82,9 @@ ARCHITECTURE_FIELDS = (
     "eos_token_id",
     "decoder_start_token_id",
     "tie_word_embeddings",
+    "symbol_invariant",
+    "num_base_tokens",
+    "token_arities",
 )
 
 
@@ -90,12 +93,21 @@ class FOLNetConfig(PreTrainedConfig):
 
     ``operators`` is any non-empty subset of ``bool, cjoin, join, mu, assoc, prod, trans``; it must
     produce both a unary and a binary atom (the next layer's kernels and premises come from both),
-    e.g. ``["join", "assoc"]`` is the paper's dual-branch transformer. ``bool`` is the cascaded GeLU
-    feed-forward of both branches (ffn_dim for the unary one, binary_ffn_dim for the binary one).
+    e.g. ``["join", "assoc"]`` (or ``"join,assoc"``) is the paper's dual-branch transformer. ``bool`` is the
+    cascaded GeLU feed-forward of both branches (ffn_dim for the unary one, binary_ffn_dim for the binary one).
 
     ``activated_operators``: the operators whose deduced atoms pass through sigma(z) = ln(1 + 2e^z).
     ``decoder_layers`` (default: ``num_layers``) is the depth of the decoder of
     ``FOLNetForConditionalGeneration`` (Appendix A.5), which sets ``is_encoder_decoder``.
+
+    Symbols (the token ids of the package's tokenizer): ids below ``num_base_tokens`` are base tokens, the
+    others are symbol slots (``vocab_size - num_base_tokens`` of them). ``symbol_invariant=True`` is the
+    renaming-invariant relational variant: every symbol has the same unary base atom and its identity enters
+    only through the binary base atom same_symbol(x, y); output symbols are chosen by pointing at input
+    positions, so no weight belongs to a symbol and the slot count (``vocab_size``) is free.
+    ``token_arities`` (the Polish-notation arity of each base token; symbols are leaves) adds the parse tree
+    relation of x and y (self, parent, child, sibling, ancestor, descendant) to the binary base atoms.
+    ``vocabulary`` names the tokenizer's task vocabulary (checked against the tokenizer's).
     """
 
     model_type = "folnet"
@@ -114,11 +126,11 @@ class FOLNetConfig(PreTrainedConfig):
         max_relative_distance: int = 64,
         type_vocab_size: int = 2,
         max_position_embeddings: int = 512,
-        operators: list[str] | tuple[str, ...] = OPERATORS,
+        operators: list[str] | tuple[str, ...] | str = OPERATORS,
         dropout: float = 0.1,
         layer_norm_eps: float = 1e-12,
         initializer_range: float = 0.02,
-        activated_operators: list[str] | tuple[str, ...] = DEFAULT_ACTIVATED_OPERATORS,
+        activated_operators: list[str] | tuple[str, ...] | str = DEFAULT_ACTIVATED_OPERATORS,
         hidden_act: str = "gelu",
         classifier_dropout: float | None = None,
         decoder_layers: int | None = None,
@@ -130,6 +142,10 @@ class FOLNetConfig(PreTrainedConfig):
         tie_word_embeddings: bool = True,
         is_decoder: bool = False,
         is_encoder_decoder: bool = False,
+        symbol_invariant: bool = False,
+        num_base_tokens: int | None = None,
+        token_arities: list[int] | tuple[int, ...] | None = None,
+        vocabulary: str | None = None,
         **kwargs: Any,
     ) -> None:
         self.vocab_size = vocab_size
@@ -142,11 +158,11 @@ class FOLNetConfig(PreTrainedConfig):
         self.max_relative_distance = max_relative_distance
         self.type_vocab_size = type_vocab_size
         self.max_position_embeddings = max_position_embeddings
-        self.operators = list(operators)
+        self.operators = _operator_names(operators)
         self.dropout = dropout
         self.layer_norm_eps = layer_norm_eps
         self.initializer_range = initializer_range
-        self.activated_operators = list(activated_operators)
+        self.activated_operators = _operator_names(activated_operators)
         self.hidden_act = hidden_act
         self.classifier_dropout = classifier_dropout
         self.decoder_layers = num_layers if decoder_layers is None else decoder_layers
@@ -158,6 +174,10 @@ class FOLNetConfig(PreTrainedConfig):
         self.use_cache = use_cache
         self.tie_word_embeddings = tie_word_embeddings
         self.is_decoder = is_decoder
+        self.symbol_invariant = symbol_invariant
+        self.num_base_tokens = num_base_tokens
+        self.token_arities = list(token_arities) if isinstance(token_arities, (list, tuple)) else token_arities
+        self.vocabulary = vocabulary
         # Checked before PreTrainedConfig's own validators, which fail on a wrong type without naming the field
         # (a token id "lots" compared with vocab_size) or inside torch (an unknown dtype name).
         self.validate_fields()
@@ -181,7 +201,7 @@ class FOLNetConfig(PreTrainedConfig):
                 raise ValueError(f"FOLNetConfig.{name}: expected true or false, got {value!r}")
         for name in ("operators", "activated_operators"):
             value = getattr(self, name)
-            if not all(isinstance(op, str) for op in value):
+            if not isinstance(value, list) or not all(isinstance(op, str) for op in value):
                 raise ValueError(f"FOLNetConfig.{name}: expected a list of operator names, got {value!r}")
         for name in _INT_FIELDS:
             value = getattr(self, name)
@@ -209,6 +229,7 @@ class FOLNetConfig(PreTrainedConfig):
                     f"FOLNetConfig.activated_operators: {op!r} is not one of {', '.join(OPERATORS[1:])} "
                     "(bool is the GeLU feed-forward)"
                 )
+        self._validate_symbols()
         if not 0 <= self.dropout < 1:
             raise ValueError(f"FOLNetConfig.dropout: must be in [0, 1), got {self.dropout!r}")
         if not self.operators:
@@ -228,6 +249,32 @@ class FOLNetConfig(PreTrainedConfig):
                 f"FOLNetConfig.operators: {self.operators!r} deduces no binary atom; "
                 f"add one of {', '.join(BINARY_OUTPUT)}"
             )
+
+    def _validate_symbols(self) -> None:
+        nb = self.num_base_tokens
+        if nb is not None and (isinstance(nb, bool) or not isinstance(nb, int) or not 3 <= nb < self.vocab_size):
+            raise ValueError(
+                f"FOLNetConfig.num_base_tokens: expected None or an int from 3 to vocab_size - 1, got {nb!r}"
+            )
+        if self.symbol_invariant and nb is None:
+            raise ValueError(
+                "FOLNetConfig.num_base_tokens: symbol_invariant needs it (ids from num_base_tokens on are symbols)"
+            )
+        arities = self.token_arities
+        if arities is not None:
+            if nb is None:
+                raise ValueError("FOLNetConfig.num_base_tokens: token_arities needs it (one arity per base token)")
+            if not isinstance(arities, list) or len(arities) != nb:
+                raise ValueError(f"FOLNetConfig.token_arities: expected {nb} arities (num_base_tokens), got {arities}")
+            if any(isinstance(a, bool) or a not in (0, 1, 2) for a in arities):
+                raise ValueError(f"FOLNetConfig.token_arities: arities must be 0, 1 or 2, got {arities!r}")
+        if self.vocabulary is not None and not isinstance(self.vocabulary, str):
+            raise ValueError(f"FOLNetConfig.vocabulary: expected None or a vocabulary name, got {self.vocabulary!r}")
+
+    @property
+    def num_symbol_slots(self) -> int:
+        """Symbol slots (ids ``num_base_tokens ..``); 0 without ``num_base_tokens``."""
+        return 0 if self.num_base_tokens is None else self.vocab_size - self.num_base_tokens
 
     @classmethod
     def from_dict(cls, config_dict: dict[str, Any], **kwargs: Any) -> Any:
@@ -254,6 +301,14 @@ class FOLNetConfig(PreTrainedConfig):
         if name not in PRESETS:
             raise ValueError(f"FOLNetConfig.from_preset: unknown preset {name!r}; choose from {', '.join(PRESETS)}")
         return cls(**{**PRESETS[name], **overrides})
+
+
+def _operator_names(value: Any) -> Any:
+    """A list of operator names from a list or a comma-separated string (``"join,assoc"``, as typed on a command
+    line); anything else is kept for ``validate_fields`` to name."""
+    if isinstance(value, str):
+        return [name.strip() for name in value.split(",")] if value.strip() else []
+    return list(value) if isinstance(value, (list, tuple)) else value
 
 
 def _known_fields() -> set[str]:

@@ -40,6 +40,17 @@ Choices where the paper is silent:
   kernel and premise. Its binary atoms are zeroed above the diagonal after each layer (the causal
   pattern of Fig. 4). join/assoc premises and cjoin's kernel are [projected encoder atoms; decoder
   atoms]; trans uses the encoder's last binary atoms as v^E (A.5's equation).
+* The renaming-invariant relational variant (``config.symbol_invariant``; no paper has it). Every symbol
+  (an id from ``num_base_tokens`` on) has one shared unary base atom, the embedding row after the base
+  tokens'; its identity enters only through the binary base atom same_symbol(x, y) (not both symbols /
+  different symbols / the same symbol), in the encoder and in the decoder (to the input tokens and to
+  earlier targets). With ``token_arities`` the parse-tree relation of x and y (self, parent, child,
+  sibling, ancestor, descendant) joins the binary base atoms. The decoder chooses a symbol by pointing:
+  its score for input position i is a linear read-out of the decoder's last binary atom u(x, i) plus a
+  bilinear form of the unary atoms, and a slot's logit is the logsumexp over the input positions holding
+  that symbol (-inf for slots absent from the input); base tokens come from the tied language-model
+  head. Renaming the symbols therefore changes no atom and permutes the slot logits: invariant by
+  construction, with no weight per symbol, at O(L^2) per sample.
 * The key/value cache (an ``EncoderDecoderCache``) holds, per decoder layer, the past positions'
   column projections (assoc's key, join's value, cjoin's kernel, trans' premise rows) and the
   encoder's projections; trans' premise rows over the target grow in both dimensions, so their lower
@@ -121,6 +132,135 @@ def relative_distance_ids(token_type_ids: torch.LongTensor, delta: int) -> torch
     dist[:, :, 0] = -delta
     dist[:, 0, 0] = 0
     return dist + delta
+
+
+#: Ids of the binary base atom same_symbol(x, y).
+NOT_BOTH_SYMBOLS, OTHER_SYMBOL, SAME_SYMBOL = 0, 1, 2
+#: Ids of the binary base atom tree_relation(x, y): what y is to x in the parse tree.
+TREE_RELATIONS = ("unrelated", "self", "parent", "child", "sibling", "ancestor", "descendant")
+
+
+def symbol_slots(ids: torch.LongTensor, num_base_tokens: int) -> torch.LongTensor:
+    """The symbol slot of each token, -1 for base tokens."""
+    return torch.where(ids >= num_base_tokens, ids - num_base_tokens, -1)
+
+
+def same_symbol_ids(row_slots: torch.LongTensor, column_slots: torch.LongTensor) -> torch.LongTensor:
+    """``(batch, rows, columns)`` ids of same_symbol(x, y) from each side's symbol slots (-1: a base token)."""
+    rows, columns = row_slots[:, :, None], column_slots[:, None, :]
+    both = (rows >= 0) & (columns >= 0)
+    same = torch.where(rows == columns, SAME_SYMBOL, OTHER_SYMBOL)
+    return torch.where(both, same, NOT_BOTH_SYMBOLS)
+
+
+def tree_relation_ids(
+    input_ids: torch.LongTensor, attention_mask: torch.Tensor | None, config: FOLNetConfig
+) -> torch.LongTensor:
+    """``(batch, T, T)`` ids of :data:`TREE_RELATIONS` over the Polish-notation parse of each input (one whole
+    formula; <eos>, <pad> and masked tokens are unrelated to everything)."""
+    nb = config.num_base_tokens
+    arities = torch.tensor(config.token_arities, dtype=torch.long, device=input_ids.device)
+    arity = torch.where(input_ids < nb, arities[input_ids.clamp(max=nb - 1)], 0)
+    valid = input_ids != config.pad_token_id
+    if config.eos_token_id is not None:
+        valid = valid & (input_ids != config.eos_token_id)
+    if attention_mask is not None:
+        valid = valid & attention_mask.bool()
+    contains = polish_subtrees(input_ids, valid, arity)  # [b, i, j]: j in the subtree of i
+    positions = torch.arange(input_ids.shape[1], device=input_ids.device)
+    itself = positions[:, None] == positions[None, :]
+    strict = contains & ~itself
+    # A token's parent is its deepest strict ancestor: the one that starts last.
+    parent = torch.where(strict, positions[None, :, None], -1).amax(dim=1)  # (B, T), -1 for the root
+    is_parent = positions[None, None, :] == parent[:, :, None]  # [b, x, y]: y is x's parent
+    is_child = is_parent.transpose(1, 2)
+    sibling = (parent[:, :, None] == parent[:, None, :]) & (parent[:, :, None] >= 0) & ~itself
+    ancestor = strict.transpose(1, 2)  # [b, x, y]: y contains x
+    ids = torch.zeros_like(contains, dtype=torch.long)
+    ids = ids.masked_fill(strict, TREE_RELATIONS.index("descendant"))
+    ids = ids.masked_fill(ancestor, TREE_RELATIONS.index("ancestor"))
+    ids = ids.masked_fill(sibling & valid[:, :, None] & valid[:, None, :], TREE_RELATIONS.index("sibling"))
+    ids = ids.masked_fill(is_child & strict, TREE_RELATIONS.index("child"))
+    ids = ids.masked_fill(is_parent & ancestor, TREE_RELATIONS.index("parent"))
+    return ids.masked_fill(itself & valid[:, :, None], TREE_RELATIONS.index("self"))
+
+
+# Copied from hf_symbolinv.models.symbolinv.positions.polish_subtrees
+def polish_subtrees(input_ids: torch.LongTensor, valid: torch.BoolTensor, arity: torch.LongTensor) -> torch.BoolTensor:
+    """``contains[b, i, j]``: token j lies in the subtree of token i (i itself included), ``(B, L, L)``, for
+    inputs that are each one formula in Polish notation over the ``valid`` tokens (else ``ValueError``).
+
+    The subtree of token i ends at the first token k >= i where the count of open operand slots falls below
+    its value before i."""
+    length = input_ids.shape[1]
+    # Open operand slots after each token (before the first token: one, the root).
+    open_after = 1 + torch.cumsum(torch.where(valid, arity - 1, 0), dim=1)
+    open_before = open_after - torch.where(valid, arity - 1, 0)
+    _check_complete_formulas(input_ids, valid, arity, open_before, open_after)
+    positions = torch.arange(length, device=input_ids.device)
+    # ends_by[b, i, k]: the subtree of token i is complete after token k (k >= i).
+    ends_by = (positions[None, None, :] >= positions[None, :, None]) & (
+        open_after[:, None, :] < open_before[:, :, None]
+    )
+    ends_by = ends_by & valid[:, None, :]
+    subtree_end = torch.where(ends_by, positions[None, None, :], length).amin(dim=2)  # (B, L)
+    return (
+        (positions[None, None, :] >= positions[None, :, None])
+        & (positions[None, None, :] <= subtree_end[:, :, None])
+        & valid[:, :, None]
+        & valid[:, None, :]
+    )
+
+
+# Copied from hf_symbolinv.models.symbolinv.positions._check_complete_formulas
+def _check_complete_formulas(
+    input_ids: torch.LongTensor,
+    valid: torch.BoolTensor,
+    arity: torch.LongTensor,
+    open_before: torch.LongTensor,
+    open_after: torch.LongTensor,
+) -> None:
+    """Every sample must be exactly one formula in Polish notation: no token after the formula ends,
+    no operator short of operands. One reduction decides; only a bad batch looks further, for the message."""
+    follows = valid & (open_before <= 0)
+    incomplete = valid.any(1) & (open_after.gather(1, _last_valid(valid)[:, None]).squeeze(1) > 0)
+    empty = ~valid.any(1)
+    if not bool((follows.any(1) | incomplete | empty).any()):
+        return
+    # Both families' tree encodings read the parse (a copy lives in the FOLNet folder): the hint names no field.
+    hint = "Tree encodings need whole formulas: configure the model without them for other inputs."
+    for b in range(input_ids.shape[0]):
+        if bool(follows[b].any()):
+            j = int(follows[b].nonzero()[0])
+            raise ValueError(
+                f"input {b} is not one formula in Polish notation: token {j} (id {int(input_ids[b, j])}) follows "
+                f"a complete formula. {hint}"
+            )
+        if bool(empty[b]):
+            raise ValueError(f"input {b} is not a complete formula in Polish notation: it has no token. {hint}")
+        if bool(incomplete[b]):
+            # The innermost unfinished operator: the last one whose operands do not all follow it.
+            row_valid, row_arity = valid[b], arity[b]
+            positions = row_valid.nonzero().squeeze(1).tolist()
+            open_slots = open_after[b]
+            for p in reversed(positions):
+                if row_arity[p] == 0:
+                    continue
+                later = [k for k in positions if k > p]
+                closed = any(int(open_slots[k]) < int(open_before[b, p]) for k in later)
+                if not closed:
+                    # Its descendants are complete, so the slots still open at the end are its own.
+                    missing = int(open_slots[positions[-1]]) - int(open_before[b, p]) + 1
+                    raise ValueError(
+                        f"input {b} is not a complete formula in Polish notation: the operator at position {p} "
+                        f"(id {int(input_ids[b, p])}) is missing {missing} operand(s). {hint}"
+                    )
+
+
+# Copied from hf_symbolinv.models.symbolinv.positions._last_valid
+def _last_valid(valid: torch.BoolTensor) -> torch.LongTensor:
+    positions = torch.arange(valid.shape[1], device=valid.device)
+    return torch.where(valid, positions, 0).amax(dim=1)
 
 
 def _heads(x: torch.Tensor, heads: int) -> torch.Tensor:
@@ -373,11 +513,14 @@ class FOLNetModelOutput(ModelOutput):
     last_hidden_state: unary atoms u_L(x), ``(batch, T, D1)``.
     last_binary_state: binary atoms u_L(x, y), ``(batch, T, T, D2)``.
     hidden_states: u_0(x) .. u_L(x) when asked for.
+    symbol_slots: each input token's symbol slot (-1 for base tokens), ``(batch, T)``, in the
+    symbol-invariant variant: its decoder points at them.
     """
 
     last_hidden_state: torch.FloatTensor | None = None
     last_binary_state: torch.FloatTensor | None = None
     hidden_states: tuple[torch.FloatTensor, ...] | None = None
+    symbol_slots: torch.LongTensor | None = None
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -416,22 +559,45 @@ class FOLNetEmbeddings(nn.Module):
 
     def __init__(self, config: FOLNetConfig) -> None:
         super().__init__()
+        self.config = config
         self.delta = config.max_relative_distance
-        self.word_embeddings = nn.Embedding(config.vocab_size, config.unary_dim)
+        self.word_embeddings = nn.Embedding(embedding_rows(config), config.unary_dim)
         self.token_type_embeddings = nn.Embedding(config.type_vocab_size, config.unary_dim)
         self.distance_embeddings = nn.Embedding(2 * self.delta + 2, config.binary_dim)
+        if config.symbol_invariant:
+            self.same_symbol_embeddings = nn.Embedding(3, config.binary_dim)
+        if config.token_arities is not None:
+            self.tree_relation_embeddings = nn.Embedding(len(TREE_RELATIONS), config.binary_dim)
         self.unary_norm = nn.LayerNorm(config.unary_dim, eps=config.layer_norm_eps)
         self.binary_norm = nn.LayerNorm(config.binary_dim, eps=config.layer_norm_eps)
         self.dropout = config.dropout
 
     def forward(
-        self, input_ids: torch.LongTensor, token_type_ids: torch.LongTensor
+        self, input_ids: torch.LongTensor, token_type_ids: torch.LongTensor, attention_mask: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        unary = self.word_embeddings(input_ids) + self.token_type_embeddings(token_type_ids)
+        config = self.config
+        unary = self.word_embeddings(embedding_ids(input_ids, config)) + self.token_type_embeddings(token_type_ids)
         binary = self.distance_embeddings(relative_distance_ids(token_type_ids, self.delta))
+        if config.symbol_invariant:
+            slots = symbol_slots(input_ids, config.num_base_tokens)
+            binary = binary + self.same_symbol_embeddings(same_symbol_ids(slots, slots))
+        if config.token_arities is not None:
+            binary = binary + self.tree_relation_embeddings(tree_relation_ids(input_ids, attention_mask, config))
         unary = F.dropout(self.unary_norm(unary), p=self.dropout, training=self.training)
         binary = F.dropout(self.binary_norm(binary), p=self.dropout, training=self.training)
         return unary, binary
+
+
+def embedding_rows(config: FOLNetConfig) -> int:
+    """Rows of the token embedding: one per id, or, in the symbol-invariant variant, one per base token and one
+    shared by every symbol."""
+    return config.num_base_tokens + 1 if config.symbol_invariant else config.vocab_size
+
+
+def embedding_ids(ids: torch.LongTensor, config: FOLNetConfig) -> torch.LongTensor:
+    """The embedding row of each token id: every symbol shares the row after the base tokens' in the
+    symbol-invariant variant."""
+    return ids.clamp(max=config.num_base_tokens) if config.symbol_invariant else ids
 
 
 def _return_dict(config: FOLNetConfig, return_dict: bool | None) -> bool:
@@ -441,6 +607,25 @@ def _return_dict(config: FOLNetConfig, return_dict: bool | None) -> bool:
 def _check_ids(ids: torch.Tensor, name: str, vocab_size: int) -> None:
     if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= vocab_size):
         raise ValueError(f"{name} must lie in [0, {vocab_size}), got values in [{int(ids.min())}, {int(ids.max())}]")
+
+
+def _check_symbol_mask(
+    input_ids: torch.LongTensor, symbol_mask: torch.Tensor, attention_mask: torch.Tensor | None, num_base: int | None
+) -> None:
+    if symbol_mask.shape != input_ids.shape:
+        raise ValueError(f"symbol_mask has shape {tuple(symbol_mask.shape)}, input_ids {tuple(input_ids.shape)}")
+    if num_base is None:
+        return  # a config without num_base_tokens does not know its symbols
+    wrong = symbol_mask.bool() != (input_ids >= num_base)
+    if attention_mask is not None:
+        wrong &= attention_mask.bool()
+    if bool(wrong.any()):
+        row, position = (int(i) for i in wrong.nonzero()[0])
+        token = int(input_ids[row, position])
+        raise ValueError(
+            f"symbol_mask disagrees with input_ids at row {row}, position {position} (id {token}; symbols are the "
+            f"ids from num_base_tokens={num_base} on): were the ids made by another tokenizer?"
+        )
 
 
 class FOLNetModel(FOLNetPreTrainedModel):
@@ -467,19 +652,24 @@ class FOLNetModel(FOLNetPreTrainedModel):
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
         output_attentions: bool | None = None,
+        symbol_mask: torch.Tensor | None = None,
     ) -> FOLNetModelOutput | tuple:
         """input_ids ``(batch, T)``; attention_mask ``(batch, T)``, 1 for tokens and 0 for padding;
         token_type_ids: the segment (SeqID) of each token, 0 by default. ``output_attentions`` is accepted
-        (``generate`` passes it) but only False: the deduced binary atoms are the model's relations."""
+        (``generate`` passes it) but only False: the deduced binary atoms are the model's relations.
+        ``symbol_mask`` (the family tokenizer's output, 1 for symbols) is only checked: symbols are the ids from
+        ``num_base_tokens`` on, and a mask that says otherwise means another tokenizer made the ids."""
         if output_attentions:
             raise ValueError("output_attentions is not supported; last_binary_state holds the deduced relations")
         if input_ids is None:
             raise ValueError("input_ids are required (inputs_embeds are not supported)")
         _check_ids(input_ids, "input_ids", self.config.vocab_size)
+        if symbol_mask is not None:
+            _check_symbol_mask(input_ids, symbol_mask, attention_mask, self.config.num_base_tokens)
         if token_type_ids is None:
             token_type_ids = torch.zeros_like(input_ids)
         _check_ids(token_type_ids, "token_type_ids", self.config.type_vocab_size)
-        unary, binary = self.embeddings(input_ids, token_type_ids)
+        unary, binary = self.embeddings(input_ids, token_type_ids, attention_mask)
         mask = None
         if attention_mask is not None and not bool(attention_mask.bool().all()):
             mask = attention_mask.bool()[:, None, :].expand(-1, input_ids.shape[1], -1)
@@ -493,6 +683,7 @@ class FOLNetModel(FOLNetPreTrainedModel):
             last_hidden_state=unary,
             last_binary_state=binary,
             hidden_states=tuple(hidden) if hidden is not None else None,
+            symbol_slots=symbol_slots(input_ids, self.config.num_base_tokens) if self.config.symbol_invariant else None,
         )
         return output if _return_dict(self.config, return_dict) else output.to_tuple()
 
@@ -518,6 +709,12 @@ class FOLNetForMaskedLM(FOLNetPreTrainedModel):
     _tied_weights_keys = {"lm_head.decoder.weight": "folnet.embeddings.word_embeddings.weight"}
 
     def __init__(self, config: FOLNetConfig) -> None:
+        if config.symbol_invariant:
+            raise ValueError(
+                "FOLNetConfig.symbol_invariant: FOLNetForMaskedLM predicts every token from a fixed vocabulary, which "
+                "the invariant variant has not; use FOLNetForConditionalGeneration (it points at input symbols) or "
+                "FOLNetForSequenceClassification"
+            )
         super().__init__(config)
         self.folnet = FOLNetModel(config)
         self.lm_head = FOLNetLMHead(config)
@@ -537,6 +734,7 @@ class FOLNetForMaskedLM(FOLNetPreTrainedModel):
         labels: torch.LongTensor | None = None,
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
+        symbol_mask: torch.Tensor | None = None,
         **kwargs,
     ) -> MaskedLMOutput | tuple:
         """labels ``(batch, T)``: the original token at masked positions, -100 elsewhere."""
@@ -546,6 +744,7 @@ class FOLNetForMaskedLM(FOLNetPreTrainedModel):
             token_type_ids=token_type_ids,
             output_hidden_states=output_hidden_states,
             return_dict=True,
+            symbol_mask=symbol_mask,
         )
         logits = self.lm_head(outputs.last_hidden_state)
         loss = None
@@ -588,6 +787,7 @@ class FOLNetForSequenceClassification(FOLNetPreTrainedModel):
         labels: torch.LongTensor | None = None,
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
+        symbol_mask: torch.Tensor | None = None,
         **kwargs,
     ) -> SequenceClassifierOutput | tuple:
         """labels ``(batch,)``: class indices, or floats when ``num_labels == 1`` (regression)."""
@@ -597,6 +797,7 @@ class FOLNetForSequenceClassification(FOLNetPreTrainedModel):
             token_type_ids=token_type_ids,
             output_hidden_states=output_hidden_states,
             return_dict=True,
+            symbol_mask=symbol_mask,
         )
         pooled = torch.tanh(self.pooler(outputs.last_hidden_state[:, 0]))
         logits = self.classifier(self.classifier_dropout(pooled))
@@ -632,6 +833,8 @@ class FOLNetDecoder(nn.Module):
         self.__dict__["_word_embeddings"] = word_embeddings
         # ids 0 .. 2 Delta: clip(y - x, -Delta, Delta) + Delta between targets; 2 Delta + 1: y is an input token.
         self.distance_embeddings = nn.Embedding(2 * self.delta + 2, config.binary_dim)
+        if config.symbol_invariant:
+            self.same_symbol_embeddings = nn.Embedding(3, config.binary_dim)
         self.unary_norm = nn.LayerNorm(config.unary_dim, eps=config.layer_norm_eps)
         self.binary_norm = nn.LayerNorm(config.binary_dim, eps=config.layer_norm_eps)
         self.dropout = config.dropout
@@ -646,7 +849,12 @@ class FOLNetDecoder(nn.Module):
         decoder_attention_mask: torch.Tensor | None = None,
         cache: EncoderDecoderCache | None = None,
         output_hidden_states: bool = False,
-    ) -> tuple[torch.Tensor, tuple | None]:
+        encoder_symbol_slots: torch.LongTensor | None = None,
+        decoder_history_ids: torch.LongTensor | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor, tuple | None]:
+        """Returns the last unary atoms, the last binary atoms ``(batch, rows, inputs + targets, D2)`` and the
+        hidden states. The symbol-invariant variant needs the input's ``encoder_symbol_slots`` and, with a
+        filled cache, every target id so far (``decoder_history_ids``): same_symbol reaches earlier targets."""
         batch, rows = decoder_input_ids.shape
         inputs = encoder_unary.shape[1]
         device = decoder_input_ids.device
@@ -663,7 +871,11 @@ class FOLNetDecoder(nn.Module):
         distance = (targets[None, :] - target_rows[:, None]).clamp(-self.delta, self.delta) + self.delta
         ids = torch.cat([distance.new_full((rows, inputs), 2 * self.delta + 1), distance], dim=1)
         binary = self.distance_embeddings(ids)[None].expand(batch, -1, -1, -1)
-        unary = self.__dict__["_word_embeddings"](decoder_input_ids)
+        if self.config.symbol_invariant:
+            binary = binary + self.same_symbol_embeddings(
+                self._same_symbol(decoder_input_ids, encoder_symbol_slots, decoder_history_ids, past)
+            )
+        unary = self.__dict__["_word_embeddings"](embedding_ids(decoder_input_ids, self.config))
         unary = F.dropout(self.unary_norm(unary), p=self.dropout, training=self.training)
         binary = F.dropout(self.binary_norm(binary), p=self.dropout, training=self.training)
         # Table 5 masks. Columns: the input tokens (not padding), then the targets up to the row itself.
@@ -702,7 +914,30 @@ class FOLNetDecoder(nn.Module):
             unary, binary = layer(unary, binary, ctx)
             if hidden is not None:
                 hidden.append(unary)
-        return unary, (tuple(hidden) if hidden is not None else None)
+        return unary, binary, (tuple(hidden) if hidden is not None else None)
+
+    def _same_symbol(
+        self,
+        decoder_input_ids: torch.LongTensor,
+        encoder_symbol_slots: torch.LongTensor | None,
+        decoder_history_ids: torch.LongTensor | None,
+        past: int,
+    ) -> torch.LongTensor:
+        """same_symbol ids of the new target rows against the inputs, then every target so far."""
+        if encoder_symbol_slots is None:
+            raise ValueError("the symbol-invariant decoder needs the encoder output's symbol_slots")
+        history = decoder_input_ids
+        if past:
+            if decoder_history_ids is None or decoder_history_ids.shape[1] != past + decoder_input_ids.shape[1]:
+                raise ValueError(
+                    f"the symbol-invariant decoder with {past} cached target positions needs decoder_history_ids: "
+                    "every target id so far (generate passes them)"
+                )
+            history = decoder_history_ids
+        nb = self.config.num_base_tokens
+        rows = symbol_slots(decoder_input_ids, nb)
+        columns = torch.cat([encoder_symbol_slots, symbol_slots(history, nb)], dim=1)
+        return same_symbol_ids(rows, columns)
 
 
 def shift_tokens_right(labels: torch.LongTensor, pad_token_id: int, decoder_start_token_id: int) -> torch.LongTensor:
@@ -715,7 +950,8 @@ def shift_tokens_right(labels: torch.LongTensor, pad_token_id: int, decoder_star
 
 class FOLNetForConditionalGeneration(FOLNetPreTrainedModel, GenerationMixin):
     """The encoder-decoder FOLNet of Appendix A.5 with a language-model head tied to the token embedding;
-    ``generate`` (greedy, beam search) with an ``EncoderDecoderCache``."""
+    ``generate`` (greedy, beam search) with an ``EncoderDecoderCache``. In the symbol-invariant variant the
+    head gives the base tokens' logits and a pointer over the input positions the symbols' (module docstring)."""
 
     _tied_weights_keys = {"lm_head.weight": "folnet.embeddings.word_embeddings.weight"}
 
@@ -724,7 +960,11 @@ class FOLNetForConditionalGeneration(FOLNetPreTrainedModel, GenerationMixin):
         super().__init__(config)
         self.folnet = FOLNetModel(config)
         self.decoder = FOLNetDecoder(config, self.folnet.embeddings.word_embeddings)
-        self.lm_head = nn.Linear(config.unary_dim, config.vocab_size, bias=False)
+        self.lm_head = nn.Linear(config.unary_dim, embedding_rows(config), bias=False)
+        if config.symbol_invariant:
+            self.pointer_query = nn.Linear(config.unary_dim, config.unary_dim)
+            self.pointer_key = nn.Linear(config.unary_dim, config.unary_dim)
+            self.pointer_relation = nn.Linear(config.binary_dim, 1)
         self.post_init()
 
     def get_encoder(self, modality: str | None = None) -> FOLNetModel:
@@ -757,9 +997,13 @@ class FOLNetForConditionalGeneration(FOLNetPreTrainedModel, GenerationMixin):
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
         num_items_in_batch: int | torch.Tensor | None = None,
+        decoder_history_ids: torch.LongTensor | None = None,
+        symbol_mask: torch.Tensor | None = None,
         **kwargs,
     ) -> Seq2SeqLMOutput | tuple:
-        """``labels`` ``(batch, n)`` (-100 or <pad> ignored) build ``decoder_input_ids`` when those are absent."""
+        """``labels`` ``(batch, n)`` (-100 or <pad> ignored) build ``decoder_input_ids`` when those are absent.
+        ``decoder_history_ids``: every target id so far, for the symbol-invariant variant with a filled cache
+        (``generate`` passes them)."""
         config = self.config
         if encoder_outputs is None:
             encoder_outputs = self.folnet(
@@ -768,9 +1012,10 @@ class FOLNetForConditionalGeneration(FOLNetPreTrainedModel, GenerationMixin):
                 token_type_ids=token_type_ids,
                 output_hidden_states=output_hidden_states,
                 return_dict=True,
+                symbol_mask=symbol_mask,
             )
         elif not isinstance(encoder_outputs, FOLNetModelOutput):
-            encoder_outputs = FOLNetModelOutput(*encoder_outputs)
+            encoder_outputs = _encoder_output_from_tuple(encoder_outputs)
         if labels is not None:
             labels = labels.masked_fill(labels == config.pad_token_id, -100)
             if decoder_input_ids is None:
@@ -786,7 +1031,7 @@ class FOLNetForConditionalGeneration(FOLNetPreTrainedModel, GenerationMixin):
             past_key_values = None
         if past_key_values is not None and not isinstance(past_key_values, EncoderDecoderCache):
             raise TypeError(f"past_key_values must be an EncoderDecoderCache, got {type(past_key_values).__name__}")
-        decoded, decoder_hidden = self.decoder(
+        decoded, decoder_binary, decoder_hidden = self.decoder(
             decoder_input_ids,
             encoder_outputs.last_hidden_state,
             encoder_outputs.last_binary_state,
@@ -794,8 +1039,18 @@ class FOLNetForConditionalGeneration(FOLNetPreTrainedModel, GenerationMixin):
             decoder_attention_mask=decoder_attention_mask,
             cache=past_key_values,
             output_hidden_states=bool(output_hidden_states),
+            encoder_symbol_slots=encoder_outputs.symbol_slots,
+            decoder_history_ids=decoder_history_ids,
         )
         logits = self.lm_head(decoded)
+        if config.symbol_invariant:
+            logits = torch.cat(
+                [
+                    logits[..., : config.num_base_tokens],
+                    self._pointer_logits(decoded, decoder_binary, encoder_outputs, attention_mask),
+                ],
+                dim=-1,
+            )
         loss = None if labels is None else _token_loss(logits, labels, num_items_in_batch)
         output = Seq2SeqLMOutput(
             loss=loss,
@@ -809,6 +1064,57 @@ class FOLNetForConditionalGeneration(FOLNetPreTrainedModel, GenerationMixin):
 
     def prepare_decoder_input_ids_from_labels(self, labels: torch.Tensor) -> torch.Tensor:
         return shift_tokens_right(labels, self.config.pad_token_id, self.config.decoder_start_token_id)
+
+    def prepare_inputs_for_generation(self, input_ids: torch.LongTensor, **kwargs) -> dict:
+        """GenerationMixin's, plus every target id so far for the symbol-invariant decoder (it relates each new
+        target to the earlier ones by same_symbol, while the cache passes only the new ones)."""
+        inputs = super().prepare_inputs_for_generation(input_ids, **kwargs)
+        if self.config.symbol_invariant:
+            inputs["decoder_history_ids"] = input_ids
+        return inputs
+
+    def _pointer_logits(
+        self,
+        decoded: torch.Tensor,
+        decoder_binary: torch.Tensor,
+        encoder_outputs: FOLNetModelOutput,
+        attention_mask: torch.Tensor | None,
+    ) -> torch.Tensor:
+        """``(batch, rows, slots)``: slot s scores logsumexp_i score(x, i) over the input positions i holding
+        symbol s; score(x, i) reads the decoder's binary atom u(x, i) and compares unary atoms. -inf for slots
+        absent from the input."""
+        encoder_unary, slots = encoder_outputs.last_hidden_state, encoder_outputs.symbol_slots
+        inputs = encoder_unary.shape[1]
+        scores = self.pointer_relation(decoder_binary[:, :, :inputs]).squeeze(-1)
+        query, key = self.pointer_query(decoded), self.pointer_key(encoder_unary)
+        scores = scores + torch.einsum("bxd,bid->bxi", query, key) * query.shape[-1] ** -0.5
+        num_slots = self.config.num_symbol_slots
+        pointable = slots >= 0
+        if attention_mask is not None:
+            pointable = pointable & attention_mask.bool()
+        # Base tokens and padding go to one extra column, dropped at the end.
+        index = torch.where(pointable, slots, num_slots)[:, None, :].expand_as(scores)
+        top = scores.new_full((*scores.shape[:2], num_slots + 1), float("-inf"))
+        top = top.scatter_reduce(2, index, scores, reduce="amax", include_self=True)
+        total = scores.new_zeros(top.shape).scatter_add(2, index, torch.exp(scores - top.gather(2, index)))
+        present = total > 0
+        pooled = torch.where(present, top + torch.log(total.clamp_min(torch.finfo(total.dtype).tiny)), float("-inf"))
+        return pooled[..., :num_slots]
+
+
+def _encoder_output_from_tuple(outputs: tuple) -> FOLNetModelOutput:
+    """``FOLNetModel(..., return_dict=False)``'s tuple (which leaves out None fields) back as an output, each
+    field told by its kind: unary atoms (3-d), binary atoms (4-d), hidden states (a tuple), symbol slots (2-d)."""
+    fields: dict[str, object] = {}
+    for item in outputs:
+        if isinstance(item, tuple):
+            fields["hidden_states"] = item
+        elif isinstance(item, torch.Tensor) and item.dim() in (2, 3, 4):
+            name = {2: "symbol_slots", 3: "last_hidden_state", 4: "last_binary_state"}[item.dim()]
+            fields[name] = item
+        else:
+            raise ValueError(f"encoder_outputs: unexpected item {type(item).__name__} in a FOLNet encoder output tuple")
+    return FOLNetModelOutput(**fields)
 
 
 __all__ = [

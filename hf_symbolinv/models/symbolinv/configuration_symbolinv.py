@@ -114,6 +114,8 @@ def _sit(vocabulary: str, **fields: Any) -> dict[str, Any]:
 _LTL = dict(d_model=64, layers=8, heads=4, ffn=1024, encoder_position_encoding="tree")
 _PROP = dict(d_model=96, layers=6, heads=6, ffn=768, encoder_position_encoding="tree", embedding_scale=True)
 _COPY = dict(d_model=128, layers=6, heads=8, ffn=128, encoder_position_encoding="rope")
+# Not in the paper: small models for the kinship stories (no formula tree, so rotary positions).
+_KINSHIP = dict(d_model=64, layers=3, heads=4, ffn=256, encoder_position_encoding="rope")
 
 #: The paper's settings (Table 5 and Table 6). SIT presets reproduce Table 6's parameter counts.
 PRESETS: dict[str, dict[str, Any]] = {
@@ -154,6 +156,8 @@ PRESETS: dict[str, dict[str, Any]] = {
         encoder_position_encoding="rope",
         stream_attention="EP-DP-CP",
     ),
+    "kinship": _sit("kinship", **_KINSHIP, stream_attention="EP-DP-EA-CP"),
+    "kinship-vanilla": dict(vocabulary="kinship", embedding_type="fixed", **_KINSHIP, stream_attention="EP-DP-CP"),
 }
 
 
@@ -422,7 +426,8 @@ class SymbolInvConfig(PreTrainedConfig):
     @classmethod
     def from_preset(cls, name: str, max_symbols: int = DEFAULT_MAX_SYMBOLS, **overrides: Any) -> SymbolInvConfig:
         """The paper's settings: ``ltl``, ``ltl-best``, ``ltl-full``, ``prop``, ``prop-best``, ``copy``
-        (SIT) and ``ltl-vanilla``, ``prop-vanilla``, ``copy-vanilla`` (Table 5 baselines)."""
+        (SIT) and ``ltl-vanilla``, ``prop-vanilla``, ``copy-vanilla`` (Table 5 baselines); ``kinship`` and
+        ``kinship-vanilla`` (small, for the kinship stories)."""
         if name not in PRESETS:
             raise ValueError(f"unknown preset {name!r}; choose one of {sorted(PRESETS)}")
         preset = dict(PRESETS[name])

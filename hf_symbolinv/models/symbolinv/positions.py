@@ -35,26 +35,9 @@ def tree_position_encoding(
     valid = (input_ids != config.eos_token_id) & (input_ids != config.pad_token_id)
     if attention_mask is not None:
         valid = valid & attention_mask.bool()
-    # Open operand slots after each token (before the first token: one, the root).
-    open_after = 1 + torch.cumsum(torch.where(valid, arity - 1, 0), dim=1)
-    open_before = open_after - torch.where(valid, arity - 1, 0)
+    contains = polish_subtrees(input_ids, valid, arity)
     rank = torch.cumsum(valid.long(), dim=1) - 1  # position among the valid tokens
-    _check_complete_formulas(input_ids, valid, arity, open_before, open_after)
-
     positions = torch.arange(length, device=device)
-    # ends_by[b, i, k]: the subtree of token i is complete after token k (k >= i).
-    ends_by = (positions[None, None, :] >= positions[None, :, None]) & (
-        open_after[:, None, :] < open_before[:, :, None]
-    )
-    ends_by = ends_by & valid[:, None, :]
-    subtree_end = torch.where(ends_by, positions[None, None, :], length).amin(dim=2)  # (B, L)
-    # contains[b, i, j]: token j lies in the subtree of valid token i (i itself included).
-    contains = (
-        (positions[None, None, :] >= positions[None, :, None])
-        & (positions[None, None, :] <= subtree_end[:, :, None])
-        & valid[:, :, None]
-        & valid[:, None, :]
-    )
     depth = contains.sum(1) - 1  # strict ancestors of each token
     strict = contains & (positions[None, :, None] != positions[None, None, :])
     # A token's parent is its deepest strict ancestor: the one that starts last.
@@ -72,6 +55,32 @@ def tree_position_encoding(
     return encoding
 
 
+def polish_subtrees(input_ids: torch.LongTensor, valid: torch.BoolTensor, arity: torch.LongTensor) -> torch.BoolTensor:
+    """``contains[b, i, j]``: token j lies in the subtree of token i (i itself included), ``(B, L, L)``, for
+    inputs that are each one formula in Polish notation over the ``valid`` tokens (else ``ValueError``).
+
+    The subtree of token i ends at the first token k >= i where the count of open operand slots falls below
+    its value before i."""
+    length = input_ids.shape[1]
+    # Open operand slots after each token (before the first token: one, the root).
+    open_after = 1 + torch.cumsum(torch.where(valid, arity - 1, 0), dim=1)
+    open_before = open_after - torch.where(valid, arity - 1, 0)
+    _check_complete_formulas(input_ids, valid, arity, open_before, open_after)
+    positions = torch.arange(length, device=input_ids.device)
+    # ends_by[b, i, k]: the subtree of token i is complete after token k (k >= i).
+    ends_by = (positions[None, None, :] >= positions[None, :, None]) & (
+        open_after[:, None, :] < open_before[:, :, None]
+    )
+    ends_by = ends_by & valid[:, None, :]
+    subtree_end = torch.where(ends_by, positions[None, None, :], length).amin(dim=2)  # (B, L)
+    return (
+        (positions[None, None, :] >= positions[None, :, None])
+        & (positions[None, None, :] <= subtree_end[:, :, None])
+        & valid[:, :, None]
+        & valid[:, None, :]
+    )
+
+
 def _check_complete_formulas(
     input_ids: torch.LongTensor,
     valid: torch.BoolTensor,
@@ -86,7 +95,8 @@ def _check_complete_formulas(
     empty = ~valid.any(1)
     if not bool((follows.any(1) | incomplete | empty).any()):
         return
-    hint = "The tree position encoding needs whole formulas; use encoder_position_encoding='rope' for other inputs."
+    # Both families' tree encodings read the parse (a copy lives in the FOLNet folder): the hint names no field.
+    hint = "Tree encodings need whole formulas: configure the model without them for other inputs."
     for b in range(input_ids.shape[0]):
         if bool(follows[b].any()):
             j = int(follows[b].nonzero()[0])

@@ -54,6 +54,16 @@ VOCABULARIES: dict[str, Vocabulary] = {
     ),
     # Copy task: every character is a symbol, only the special tokens are base tokens.
     "copy": Vocabulary("copy", SPECIAL_TOKENS),
+    # Kinship stories `a father b , b sister c ? a c` -> `aunt`: whitespace-separated tokens, the people are
+    # symbols; relation words and punctuation are base tokens (no tree structure: every arity is 0).
+    "kinship": Vocabulary(
+        "kinship",
+        SPECIAL_TOKENS
+        + (",", "?")
+        + ("father", "mother", "son", "daughter", "husband", "wife", "brother", "sister")
+        + ("grandfather", "grandmother", "grandson", "granddaughter", "uncle", "aunt", "nephew", "niece")
+        + ("father-in-law", "mother-in-law", "son-in-law", "daughter-in-law", "brother-in-law", "sister-in-law"),
+    ),
 }
 
 

@@ -14,7 +14,15 @@ from pathlib import Path
 
 import pytest
 import torch
-from testers import GenerationTesterMixin, ModelTesterMixin, RenamingInvarianceTesterMixin, assert_fails
+from testers import (
+    GenerationTesterMixin,
+    ModelTesterMixin,
+    RenamingInvarianceTesterMixin,
+    assert_fails,
+    permute_symbol_columns,
+    rename_symbol_ids,
+    rename_symbol_inputs,
+)
 from transformers import AutoConfig, AutoModel, AutoModelForSeq2SeqLM, AutoTokenizer, pipeline
 
 from hf_symbolinv import SymbolInvConfig, SymbolInvForConditionalGeneration, SymbolInvModel, SymbolInvTokenizer
@@ -101,18 +109,6 @@ def mixed_batch(vocabulary: str, seed: int = 0) -> tuple[torch.Tensor, torch.Ten
     ids, mask = batch_of(inputs)
     labels, label_mask = batch_of(targets)
     return ids, mask, labels.masked_fill(label_mask == 0, -100)
-
-
-def rename(ids: torch.Tensor, permutation: torch.Tensor, num_base: int) -> torch.Tensor:
-    symbol = ids >= num_base
-    return torch.where(symbol, num_base + permutation[(ids - num_base).clamp(min=0)], ids)
-
-
-def permute_symbol_columns(logits: torch.Tensor, permutation: torch.Tensor, num_base: int) -> torch.Tensor:
-    """Logits of the original input, laid out as the renamed input's should be."""
-    out = logits.clone()
-    out[..., num_base + permutation] = logits[..., num_base:]
-    return out
 
 
 # --------------------------------------------------------------------------------------------------
@@ -202,9 +198,9 @@ def test_logits_are_invariant_to_renaming(preset: str, overrides: dict, target_r
     with torch.no_grad():
         original = model(input_ids=ids, attention_mask=mask, labels=labels).logits
         renamed = model(
-            input_ids=rename(ids, permutation, num_base),
+            input_ids=rename_symbol_ids(ids, permutation, num_base),
             attention_mask=mask,
-            labels=rename(labels, permutation, num_base),
+            labels=rename_symbol_ids(labels, permutation, num_base),
         ).logits
     torch.testing.assert_close(renamed, permute_symbol_columns(original, permutation, num_base), atol=1e-5, rtol=1e-5)
 
@@ -218,7 +214,9 @@ def test_renaming_changes_nothing_but_the_symbol_columns_bit_for_bit(aggregation
     with torch.no_grad():
         original = model(input_ids=ids, attention_mask=mask, labels=labels).logits
         renamed = model(
-            input_ids=rename(ids, permutation, 10), attention_mask=mask, labels=rename(labels, permutation, 10)
+            input_ids=rename_symbol_ids(ids, permutation, 10),
+            attention_mask=mask,
+            labels=rename_symbol_ids(labels, permutation, 10),
         ).logits
     assert torch.equal(renamed, permute_symbol_columns(original, permutation, 10))
 
@@ -235,8 +233,8 @@ def test_symmetric_inputs_break_ties_by_first_appearance_not_by_name() -> None:
             full = torch.cat([permutation, torch.arange(5, model.config.num_symbol_slots)])
             for kwargs in (dict(), dict(num_beams=3, num_return_sequences=3)):
                 original = model.generate(input_ids=ids, max_new_tokens=8, **kwargs)
-                renamed = model.generate(input_ids=rename(ids, full, num_base), max_new_tokens=8, **kwargs)
-                assert torch.equal(renamed, rename(original, full, num_base))
+                renamed = model.generate(input_ids=rename_symbol_ids(ids, full, num_base), max_new_tokens=8, **kwargs)
+                assert torch.equal(renamed, rename_symbol_ids(original, full, num_base))
         assert bool((original >= num_base).any())
 
 
@@ -248,9 +246,9 @@ def test_fixed_embedding_baseline_is_not_invariant() -> None:
     with torch.no_grad():
         original = model(input_ids=ids, attention_mask=mask, labels=labels).logits
         renamed = model(
-            input_ids=rename(ids, permutation, num_base),
+            input_ids=rename_symbol_ids(ids, permutation, num_base),
             attention_mask=mask,
-            labels=rename(labels, permutation, num_base),
+            labels=rename_symbol_ids(labels, permutation, num_base),
         ).logits
     expected = permute_symbol_columns(original, permutation, num_base)
     assert not torch.allclose(renamed, expected, atol=1e-3)
@@ -264,11 +262,11 @@ def test_generation_is_invariant_to_renaming(preset: str, overrides: dict) -> No
     num_base = model.config.num_base_tokens
     ids, mask, _ = mixed_batch(model.config.vocabulary, seed=3)
     permutation = torch.randperm(model.config.num_symbol_slots, generator=torch.Generator().manual_seed(5))
-    renamed_ids = rename(ids, permutation, num_base)
+    renamed_ids = rename_symbol_ids(ids, permutation, num_base)
     for kwargs in (dict(), dict(num_beams=3, num_return_sequences=2)):
         original = model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=12, **kwargs)
         renamed = model.generate(input_ids=renamed_ids, attention_mask=mask, max_new_tokens=12, **kwargs)
-        assert torch.equal(renamed, rename(original, permutation, num_base))
+        assert torch.equal(renamed, rename_symbol_ids(original, permutation, num_base))
         # Nothing trivial: the model emits symbols of its input.
         assert bool((original >= num_base).any())
 
@@ -683,12 +681,7 @@ class TestSymbolInvProperties(ModelTesterMixin, GenerationTesterMixin, RenamingI
         return torch.randperm(model.config.num_symbol_slots, generator=torch.Generator().manual_seed(seed))
 
     def rename_inputs(self, inputs: dict, permutation: torch.Tensor) -> dict:
-        num_base = get_vocabulary("ltl").num_base_tokens
-        renamed = dict(inputs)
-        for key in ("input_ids", "decoder_input_ids"):
-            if key in renamed:
-                renamed[key] = rename(renamed[key], permutation, num_base)
-        return renamed
+        return rename_symbol_inputs(inputs, permutation, get_vocabulary("ltl").num_base_tokens)
 
     def permute_logits(self, logits: torch.Tensor, permutation: torch.Tensor) -> torch.Tensor:
         return permute_symbol_columns(logits, permutation, get_vocabulary("ltl").num_base_tokens)
@@ -812,9 +805,9 @@ def test_bf16_autocast_trains_and_generation_stays_renamed() -> None:
         for kwargs in (dict(), dict(num_beams=3)):
             original = model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=8, **kwargs)
             renamed = model.generate(
-                input_ids=rename(ids, permutation, 10), attention_mask=mask, max_new_tokens=8, **kwargs
+                input_ids=rename_symbol_ids(ids, permutation, 10), attention_mask=mask, max_new_tokens=8, **kwargs
             )
-            assert torch.equal(renamed, rename(original, permutation, 10))
+            assert torch.equal(renamed, rename_symbol_ids(original, permutation, 10))
 
 
 def test_checkpoints_saved_before_the_layout_change_still_load() -> None:

@@ -1,0 +1,282 @@
+"""CPU-scale comparisons of FOLNet with the SIT and a transformer, at (nearly) equal parameter counts and equal
+steps, run with the project's own commands (``symbolinv data build``, ``symbolinv train``).
+
+``kinship``: FOLNet with every operator, FOLNet with join and assoc only (the paper's "dual-branch
+transformer"), the renaming-invariant FOLNet and a transformer encoder-decoder with one embedding per token
+(``kinship-vanilla``, the same tokenizer), trained on chains of k = 2, 3 facts between people named a..m and
+tested on k = 2..10 with people named n..z: accuracy per k.
+
+``prop``: the renaming-invariant FOLNet against the SIT (``prop-best``) and the fixed-embedding transformer
+(``prop-vanilla``), trained on 5-symbol ``prop-35`` formulas and tested on 5 and 10 symbols: correct, exact,
+alpha-covariance, and the time per training step.
+
+    python benchmarks/folnet_experiments.py kinship --out benchmarks/results/folnet_kinship
+    python benchmarks/folnet_experiments.py prop --out benchmarks/results/folnet_prop
+
+Each run's report is saved as ``runs/NAME/report.json``; a rerun skips finished runs and resumes an interrupted
+training from its last checkpoint; ``--only NAME ...`` runs some of them (parallel processes), and a last
+invocation without it collects ``RESULTS.md`` and ``results.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+from pathlib import Path
+
+import torch
+from prop_experiments import build_data, evaluate_saved, run_once, train
+
+import dataset_builders
+from hf_symbolinv.evaluation import evaluate_model
+from hf_symbolinv.files import write_text_atomic
+
+# Sizes chosen for nearly equal parameter counts (printed in the results): FOLNet's operators other than join
+# and assoc carry weights of their own, so the join/assoc model is wider.
+FOLNET_KINSHIP = [
+    "num_layers=3",
+    "num_heads=4",
+    "head_dim=16",
+    "binary_dim=8",
+    "ffn_dim=256",
+    "binary_ffn_dim=32",
+    "max_relative_distance=16",
+]
+KINSHIP_RUNS: dict[str, tuple[str, list[str], str]] = {
+    "folnet": ("folnet-small", FOLNET_KINSHIP, "FOLNet, all seven operators"),
+    "folnet-join-assoc": (
+        "folnet-small",
+        [*FOLNET_KINSHIP[:2], "head_dim=30", *FOLNET_KINSHIP[3:], "operators=join,assoc"],
+        "FOLNet, join and assoc only (a transformer as a degenerate FOLNet), wider",
+    ),
+    "folnet-invariant": (
+        "folnet-small",
+        [*FOLNET_KINSHIP, "symbol_invariant=true"],
+        "FOLNet, renaming-invariant variant (shared symbol atom, same-symbol relation, pointer output)",
+    ),
+    "transformer": (
+        "kinship-vanilla",
+        ["d_model=64", "encoder_ffn_dim=384", "decoder_ffn_dim=384"],
+        "transformer encoder-decoder, one embedding per token (same tokenizer)",
+    ),
+}
+
+FOLNET_PROP = [
+    "num_layers=3",
+    "num_heads=4",
+    "head_dim=16",
+    "binary_dim=16",
+    "ffn_dim=240",
+    "binary_ffn_dim=64",
+    "max_relative_distance=16",
+    "symbol_invariant=true",
+]
+SIT_PROP = [
+    "d_model=64",
+    "encoder_layers=3",
+    "decoder_layers=3",
+    "encoder_attention_heads=4",
+    "decoder_attention_heads=4",
+    "encoder_ffn_dim=256",
+    "decoder_ffn_dim=256",
+]
+PROP_RUNS: dict[str, tuple[str, list[str], str]] = {
+    "folnet-invariant": ("folnet-small", FOLNET_PROP, "FOLNet, renaming-invariant, parse-tree relations"),
+    "sit": ("prop-best", SIT_PROP, "SIT prop-best (EP-DP-EA-DA-CP), smaller"),
+    "vanilla": (
+        "prop-vanilla",
+        [*SIT_PROP[:5], "encoder_ffn_dim=384", "decoder_ffn_dim=384"],
+        "fixed-embedding transformer prop-vanilla, smaller",
+    ),
+}
+
+
+def kinship_data(data_dir: Path, samples: int) -> tuple[Path, object]:
+    folder = data_dir / "kinship"
+    dataset = dataset_builders.build("kinship", folder, num_samples=samples, seed=0, progress=False)
+    return folder, dataset["test"]
+
+
+def evaluate_kinship(model_dir: Path, test: object) -> dict:
+    """Accuracy per chain length k (greedy: the answer is one word), alpha-covariance on 3-4 people."""
+    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+    model = AutoModelForSeq2SeqLM.from_pretrained(model_dir).eval()
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    try:
+        report = evaluate_model(
+            model,
+            tokenizer,
+            "kinship",
+            list(test["input"]),
+            list(test["target"]),
+            num_symbols=list(test["num_symbols"]),
+            sizes=list(test["size"]),
+            num_beams=1,
+            max_new_tokens=4,
+            alpha_symbol_counts=(3, 4),
+            alpha_pool=5,
+            alpha_samples=30,
+            max_perm=24,
+            progress=False,
+        )
+    except ValueError as error:  # a model with too few symbol rows for the test names
+        return {"parameters": sum(p.numel() for p in model.parameters()), "error": str(error).split(":")[0]}
+    return {
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "correct": report.correct,
+        "invalid": report.invalid,
+        # k facts join k + 1 people
+        "by_k": {k - 1: value for k, value in report.by_symbols.items()},
+        "alpha_covariance": report.alpha_covariance,
+    }
+
+
+def experiment_kinship(args: argparse.Namespace) -> tuple[list[dict], str]:
+    data, test = kinship_data(args.data_dir, args.samples)
+    runs = []
+    for name, (preset, settings, note) in KINSHIP_RUNS.items():
+        if args.only and name not in args.only:
+            continue
+        runs.append(
+            run_once(
+                args.out,
+                name,
+                lambda preset=preset, settings=settings, name=name: train(
+                    args.out,
+                    name,
+                    data,
+                    args.steps,
+                    args.batch_size,
+                    "--preset",
+                    preset,
+                    settings=settings,
+                    task="kinship",
+                ),
+                {},
+                1,
+                f"{note}; `--preset {preset} --set {' '.join(settings)}`",
+                evaluate=lambda model_dir: evaluate_kinship(model_dir, test),
+            )
+        )
+    return runs, "Kinship: FOLNet variants against a transformer, CPU scale"
+
+
+def experiment_prop(args: argparse.Namespace) -> tuple[list[dict], str]:
+    _, tests = build_data(args.data_dir, args.samples, args.test_samples)
+    data = args.data_dir / "prop-35"
+    runs = []
+    for name, (preset, settings, note) in PROP_RUNS.items():
+        if args.only and name not in args.only:
+            continue
+        runs.append(
+            run_once(
+                args.out,
+                name,
+                lambda preset=preset, settings=settings, name=name: train(
+                    args.out, name, data, args.steps, args.batch_size, "--preset", preset, settings=settings
+                ),
+                tests,
+                args.beam,
+                f"{note}; `--preset {preset} --set {' '.join(settings)}`",
+                evaluate=lambda model_dir: evaluate_saved(model_dir, tests, args.beam),
+            )
+        )
+    return runs, "Propositional task: the renaming-invariant FOLNet against the SIT and a transformer, CPU scale"
+
+
+def pct(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}"
+
+
+def markdown(title: str, runs: list[dict], args: argparse.Namespace, machine: str) -> str:
+    lines = [
+        f"# {title}",
+        "",
+        f"Command: `{args.command}`  ",
+        f"Machine: {machine}  ",
+        f"Training: `symbolinv train`, {args.steps} steps of batch {args.batch_size} (AdamW lr 1e-3, weight decay "
+        "0.1, cosine schedule, 5% warm-up), seed 0; time per step includes the few in-training evaluations.",
+        "",
+    ]
+    if args.experiment == "kinship":
+        ks = sorted({int(k) for run in runs for k in run.get("by_k", {})})
+        lines += [
+            f"Data: `kinship`, {args.samples:,} stories (train k = 2, 3 with names a..m; test k = 2..10 with "
+            "names n..z), greedy answers judged against the composed relation.",
+            "",
+            "| model | parameters | s/step | test correct | " + " | ".join(f"k={k}" for k in ks) + " | alpha-cov 3/4 |",
+            "|---|---|---|---|" + "---|" * len(ks) + "---|",
+        ]
+        for run in runs:
+            if "error" in run:
+                lines.append(f"| {run['name']} | {run['parameters']:,} | | cannot run: {run['error']} |")
+                continue
+            by_k = {int(k): v for k, v in run["by_k"].items()}
+            alpha = run.get("alpha_covariance", {})
+            lines.append(
+                f"| {run['name']} | {run['parameters']:,} | {60 * run['train_minutes'] / args.steps:.3f} | "
+                f"{pct(run['correct'])} | "
+                + " | ".join(pct(by_k.get(k)) for k in ks)
+                + f" | {' / '.join(pct(alpha[k]) for k in sorted(alpha)) or '-'} |"
+            )
+    else:
+        lines += [
+            f"Data: 5-symbol `prop-35` ({args.samples:,} formulas before splitting); test: first "
+            f"{args.test_samples} samples of the 5- and the 10-symbol test sets, beam {args.beam}, first answer "
+            "judged by the checker.",
+            "",
+            "| model | parameters | s/step | 5 sym correct | 5 sym exact | 10 sym correct | 10 sym exact "
+            "| alpha-cov 3/4/5 |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for run in runs:
+            five, ten = run["5 symbols"], run["10 symbols"]
+            alpha = five.get("alpha_covariance", {})
+            cells = [
+                "cannot run" if "error" in part else pct(part[key])
+                for part, key in ((five, "correct"), (five, "exact"), (ten, "correct"), (ten, "exact"))
+            ]
+            lines.append(
+                f"| {run['name']} | {run['parameters']:,} | {60 * run['train_minutes'] / args.steps:.3f} | "
+                + " | ".join(cells)
+                + f" | {' / '.join(pct(alpha[k]) for k in sorted(alpha)) or '-'} |"
+            )
+    lines += ["", "| model | how |", "|---|---|"] + [f"| {run['name']} | {run['how']} |" for run in runs]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("experiment", choices=["kinship", "prop"])
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--data-dir", type=Path, default=None, help="default: OUT/data (built there when missing)")
+    parser.add_argument("--samples", type=int, default=20_000, help="stories / formulas before splitting")
+    parser.add_argument("--test-samples", type=int, default=200, help="prop: samples per test set")
+    parser.add_argument("--steps", type=int, default=1000)
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--beam", type=int, default=3, help="prop: beams")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--only", nargs="*", default=[], metavar="RUN", help="run only these models")
+    args = parser.parse_args()
+    args.data_dir = args.data_dir or args.out / "data"
+    args.command = "python " + " ".join(sys.argv)
+    torch.set_num_threads(args.threads)
+    runs, title = (experiment_kinship if args.experiment == "kinship" else experiment_prop)(args)
+    machine = (
+        f"{platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}, {torch.get_num_threads()} thread(s)"
+    )
+    if args.only:
+        return 0
+    results = {"experiment": args.experiment, "command": args.command, "machine": machine, "runs": runs}
+    write_text_atomic(args.out / "results.json", json.dumps(results, indent=1, default=str))
+    write_text_atomic(args.out / "RESULTS.md", markdown(title, runs, args, machine))
+    print(markdown(title, runs, args, machine))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,62 @@
+"""Every family's presets by name, and a new model for a task from one: the one place that ties a preset to its
+family and to a task's vocabulary (``symbolinv train --preset``, the benchmarks).
+
+SIT presets (``prop-best``, ``ltl-vanilla``, ``kinship``, ...) are each for one vocabulary; FOLNet presets
+(``folnet-small``, ``folnet-base``, ...) are sizes, given the task's vocabulary here: its base tokens, its
+symbol slots, its Polish-notation arities (the parse-tree relations of the invariant variant) where it has
+any, and the special token ids of the family's tokenizer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .models.folnet.configuration_folnet import PRESETS as FOLNET_PRESETS
+from .models.folnet.configuration_folnet import FOLNetConfig
+from .models.symbolinv.configuration_symbolinv import DEFAULT_MAX_SYMBOLS, SymbolInvConfig
+from .models.symbolinv.configuration_symbolinv import PRESETS as SIT_PRESETS
+from .models.symbolinv.vocabulary import EOS_ID, PAD_ID, START_ID, get_vocabulary
+from .tasks import get_task
+
+#: Preset name -> the config class of its family.
+PRESET_CONFIGS: dict[str, type] = {
+    **{name: SymbolInvConfig for name in SIT_PRESETS},
+    **{name: FOLNetConfig for name in FOLNET_PRESETS},
+}
+
+
+def preset_config_class(preset: str) -> type:
+    """The config class of ``preset``'s family; ``ValueError`` naming the presets for an unknown one."""
+    if preset not in PRESET_CONFIGS:
+        raise ValueError(f"unknown preset {preset!r}; choose one of {', '.join(sorted(PRESET_CONFIGS))}")
+    return PRESET_CONFIGS[preset]
+
+
+def new_model_config(preset: str, task: str, **overrides: Any) -> Any:
+    """The config of a new model of ``preset`` for ``task``, with ``overrides`` (config fields).
+
+    ``ValueError`` (naming the preset, the task or the field) for an unknown preset, a SIT preset of another
+    vocabulary, or a bad field.
+    """
+    config_class = preset_config_class(preset)
+    vocabulary = get_vocabulary(get_task(task).vocabulary)
+    if config_class is SymbolInvConfig:
+        config = SymbolInvConfig.from_preset(preset, **overrides)
+        if config.vocabulary != vocabulary.name:
+            raise ValueError(f"preset `{preset}` is for the {config.vocabulary!r} vocabulary, not task {task!r}")
+        return config
+    arities = vocabulary.arity_list()
+    fields: dict[str, Any] = dict(
+        vocabulary=vocabulary.name,
+        num_base_tokens=vocabulary.num_base_tokens,
+        vocab_size=vocabulary.num_base_tokens + DEFAULT_MAX_SYMBOLS,
+        # Tree relations need inputs that are whole Polish-notation formulas: tasks without operators have none.
+        token_arities=arities if any(arities) else None,
+        pad_token_id=PAD_ID,
+        eos_token_id=EOS_ID,
+        decoder_start_token_id=START_ID,
+    )
+    return FOLNetConfig.from_preset(preset, **{**fields, **overrides})
+
+
+__all__ = ["PRESET_CONFIGS", "new_model_config", "preset_config_class"]
