@@ -53,6 +53,7 @@ def new_model_config(preset: str, task: str, **overrides: Any) -> Any:
         # Tree relations need inputs that are whole Polish-notation formulas: tasks without operators have none.
         token_arities=arities if any(arities) else None,
         pad_token_id=PAD_ID,
+        bos_token_id=START_ID,  # the tokenizer's; the Trainer would otherwise "align" it with a warning
         eos_token_id=EOS_ID,
         decoder_start_token_id=START_ID,
     )
