@@ -14,7 +14,8 @@ from transformers import (
     AutoTokenizer,
 )
 
-from . import folnet, symbolinv, symbolinv_wrapper
+from . import dte, folnet, symbolinv, symbolinv_wrapper
+from .dte import DTEConfig, DTEForTreeTransduction
 from .folnet import (
     FOLNetConfig,
     FOLNetForConditionalGeneration,
@@ -26,7 +27,7 @@ from .symbolinv import SymbolInvConfig, SymbolInvForConditionalGeneration, Symbo
 from .symbolinv.pipeline_symbolinv import register_pipeline
 from .symbolinv_wrapper import SymbolInvWrapperConfig, SymbolInvWrapperForConditionalGeneration
 
-FAMILIES = {"symbolinv": symbolinv, "symbolinv_wrapper": symbolinv_wrapper, "folnet": folnet}
+FAMILIES = {"symbolinv": symbolinv, "symbolinv_wrapper": symbolinv_wrapper, "folnet": folnet, "dte": dte}
 
 
 def _register() -> None:
@@ -55,6 +56,11 @@ def _register() -> None:
     ):
         auto.register(FOLNetConfig, model_class, exist_ok=True)
         model_class.register_for_auto_class(auto.__name__)
+    # DTE: trees in, trees out; no task-specific Auto class fits, so the transducer is the family's AutoModel.
+    AutoConfig.register(DTEConfig.model_type, DTEConfig, exist_ok=True)
+    DTEConfig.register_for_auto_class()
+    AutoModel.register(DTEConfig, DTEForTreeTransduction, exist_ok=True)
+    DTEForTreeTransduction.register_for_auto_class("AutoModel")
 
 
 _register()

@@ -328,10 +328,13 @@ class StrictLoadingTesterMixin(ModelFactories):
         with pytest.raises(ValueError, match=f"NaN or infinite values in {name}"):
             self.auto_class().from_pretrained(tmp_path)
 
+    #: A config field whose increment adds a layer's weights (default: num_layers or encoder_layers).
+    layer_count_field: str | None = None
+
     def test_weights_of_another_architecture_are_refused_naming_the_tensors(self, tmp_path) -> None:
         model, _, _ = self.saved_checkpoint(tmp_path / "one")
         config = model.config.to_dict()
-        layer_field = next(f for f in ("num_layers", "encoder_layers") if f in config)
+        layer_field = self.layer_count_field or next(f for f in ("num_layers", "encoder_layers") if f in config)
         other = type(model)(type(model.config)(**{**config, layer_field: config[layer_field] + 1}))
         other.save_pretrained(tmp_path / "two")
         (tmp_path / "two" / "config.json").write_text((tmp_path / "one" / "config.json").read_text())

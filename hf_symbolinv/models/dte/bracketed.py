@@ -1,11 +1,15 @@
-"""Trees as bracketed strings: ``(f a (g b c))`` is the tree with root ``f`` over leaf ``a`` and the subtree
-``(g b c)``. An empty child is written ``_``; a node with one child is ``(f a _)`` or ``(f _ a)``."""
+# Copied from hf_symbolinv.trees
+"""Binary trees as bracketed strings, in plain Python (the DTE family's Hub folder holds a checked copy).
+
+``(f a (g b c))`` is the tree with root ``f`` over leaf ``a`` and the subtree ``(g b c)``.
+An empty child is written ``_``; a node with one child is ``(f a _)`` or ``(f _ a)``."""
 
 from __future__ import annotations
 
 import re
 
-from .tree_interpreter import Tree
+#: A tree: a leaf label, or ``(label, left, right)`` whose children may be ``None`` (empty).
+Tree = str | tuple
 
 _TOKEN = re.compile(r"\(|\)|[^\s()]+")
 EMPTY = "_"

@@ -9,10 +9,14 @@ from transformers import PreTrainedConfig
 CONTROLLERS = ("dtm", "dte")
 TERMINATIONS = ("oracle", "sluggish")
 
+DTYPE_NAMES = frozenset({"float32", "float16", "bfloat16", "float64", "auto"})
+
 # Types are checked before any value is used, so a wrong type fails naming the field.
 FIELD_TYPES: dict[str, tuple[type, ...]] = {
     "controller": (str,),
     "termination": (str,),
+    "vocab_size": (int,),
+    "max_symbols": (int,),
     "max_depth": (int,),
     "num_steps": (int,),
     "filler_dim": (int,),
@@ -24,7 +28,26 @@ FIELD_TYPES: dict[str, tuple[type, ...]] = {
     "dropout": (float, int),
     "confidence_threshold": (float, int),
     "index_penalty": (float, int),
+    "termination_scale": (float, int),
+    "residual_loss_weight": (float, int),
 }
+
+
+#: The fields that change what the weights compute (recorded with the weights, compared on loading).
+ARCHITECTURE_FIELDS = (
+    "vocab_size",
+    "max_symbols",
+    "controller",
+    "termination",
+    "max_depth",
+    "num_steps",
+    "filler_dim",
+    "d_model",
+    "num_heads",
+    "ffn_dim",
+    "num_experts",
+    "top_k",
+)
 
 
 class DTEConfig(PreTrainedConfig):
@@ -33,6 +56,10 @@ class DTEConfig(PreTrainedConfig):
     every step).
 
     Args:
+        vocab_size: node labels the model knows: the empty position (id 0), the shared symbol label (id 1)
+            and the base labels.
+        max_symbols: distinct symbols one tree may hold. Symbols never get fillers of their own: each
+            carries a one-hot of its first-appearance index in a channel the controller does not see.
         max_depth: deepest node depth a tree may have (the root is depth 0).
         num_steps: interpreter steps (the most steps, for the sluggish termination).
         filler_dim: width of a filler vector.
@@ -43,11 +70,17 @@ class DTEConfig(PreTrainedConfig):
             damper and explorer predictors).
         confidence_threshold: the sluggish rule's confidence needed to stop (0.8 in the paper).
         index_penalty: the per-index penalty of the sluggish choice (0.9 in the paper).
+        termination_scale: the factor on the termination predictors' parameters (large, so that one number
+            per step learns fast).
+        residual_loss_weight: the weight of the losses at the other steps the sluggish rule looks at.
     """
 
     model_type = "dte"
+    architecture_fields: ClassVar[tuple[str, ...]] = ARCHITECTURE_FIELDS
     attribute_map: ClassVar[dict[str, str]] = {"hidden_size": "d_model", "num_attention_heads": "num_heads"}
 
+    vocab_size: int = 64
+    max_symbols: int = 32
     controller: str = "dte"
     termination: str = "oracle"
     max_depth: int = 6
@@ -61,6 +94,8 @@ class DTEConfig(PreTrainedConfig):
     dropout: float = 0.0
     confidence_threshold: float = 0.8
     index_penalty: float = 0.9
+    termination_scale: float = 100.0
+    residual_loss_weight: float = 0.1
 
     def __post_init__(self, **kwargs: Any) -> None:
         for field, kinds in FIELD_TYPES.items():
@@ -69,6 +104,10 @@ class DTEConfig(PreTrainedConfig):
             if isinstance(value, bool) or not isinstance(value, kinds):
                 names = " or ".join(kind.__name__ for kind in kinds)
                 raise ValueError(f"DTEConfig.{field}: must be {names}, got {value!r} ({type(value).__name__})")
+        # transformers resolves a dtype name inside torch, which fails without naming the field.
+        dtype = kwargs.get("dtype", getattr(self, "dtype", None))
+        if isinstance(dtype, str) and dtype not in DTYPE_NAMES:
+            raise ValueError(f"DTEConfig.dtype: unknown dtype {dtype!r}; choose one of {sorted(DTYPE_NAMES)}")
         super().__post_init__(**kwargs)
         self.validate_dte()
 
@@ -82,7 +121,18 @@ class DTEConfig(PreTrainedConfig):
             fail("controller", f"unknown controller {self.controller!r}; choose one of {list(CONTROLLERS)}")
         if self.termination not in TERMINATIONS:
             fail("termination", f"unknown termination {self.termination!r}; choose one of {list(TERMINATIONS)}")
-        for field in ("max_depth", "num_steps", "filler_dim", "d_model", "num_heads", "ffn_dim", "num_experts"):
+        if self.vocab_size < 3:
+            fail("vocab_size", f"must be >= 3 (empty, symbol and at least one base label), got {self.vocab_size}")
+        for field in (
+            "max_symbols",
+            "max_depth",
+            "num_steps",
+            "filler_dim",
+            "d_model",
+            "num_heads",
+            "ffn_dim",
+            "num_experts",
+        ):
             if getattr(self, field) < 1:
                 fail(field, f"must be >= 1, got {getattr(self, field)}")
         if self.d_model % self.num_heads:
@@ -95,3 +145,30 @@ class DTEConfig(PreTrainedConfig):
             fail("confidence_threshold", f"must be in (0, 1], got {self.confidence_threshold}")
         if not 0.0 < self.index_penalty <= 1.0:
             fail("index_penalty", f"must be in (0, 1], got {self.index_penalty}")
+        if self.termination_scale <= 0:
+            fail("termination_scale", f"must be > 0, got {self.termination_scale}")
+        if self.residual_loss_weight < 0:
+            fail("residual_loss_weight", f"must be >= 0, got {self.residual_loss_weight}")
+        # Trees are a TPR of 2**(max_depth+1)-1 roles; past depth 12 one tree is already 8k roles wide.
+        if self.max_depth > 12:
+            fail("max_depth", f"must be <= 12 (a tree has 2**(max_depth+1)-1 positions), got {self.max_depth}")
+
+    @classmethod
+    def from_dict(cls, config_dict: dict[str, Any], **kwargs: Any) -> Any:
+        """``PreTrainedConfig.from_dict``, refusing fields no DTEConfig has (a typo is not silently stored)."""
+        unknown = sorted(set(config_dict) - _known_fields())
+        if unknown:
+            raise ValueError(
+                f"this dte checkpoint's config has unknown field(s) {', '.join(unknown)}: a typo, or a config.json "
+                "written for another model"
+            )
+        return super().from_dict(config_dict, **kwargs)
+
+
+def _known_fields() -> set[str]:
+    """Every field a DTEConfig's config.json may hold: its own and PreTrainedConfig's."""
+    return (
+        set(PreTrainedConfig().to_dict())
+        | set(DTEConfig().to_dict())
+        | {"custom_pipelines", "auto_map", "architectures", "transformers_version"}
+    )

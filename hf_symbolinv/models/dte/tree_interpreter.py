@@ -20,7 +20,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-Tree = str | tuple
+from .bracketed import Tree
 
 
 def num_roles_for_depth(max_depth: int) -> int:
@@ -68,9 +68,18 @@ class TreeInterpreter(nn.Module):
         self.num_roles = num_roles_for_depth(max_depth)
         for name, mat in _operator_matrices(max_depth).items():
             self.register_buffer(name, mat, persistent=False)
-        root = torch.zeros(self.num_roles)
-        root[0] = 1.0
-        self.register_buffer("root_role", root, persistent=False)
+        self.register_buffer("root_role", torch.zeros(self.num_roles), persistent=False)
+        self.reset_operators()
+
+    @torch.no_grad()
+    def reset_operators(self) -> None:
+        """(Re)compute the operator buffers in place. They are not saved (they follow from ``max_depth``), so a
+        model loaded with ``from_pretrained``, which builds modules without filling such buffers, calls this
+        from its ``_init_weights``."""
+        for name, mat in _operator_matrices(self.max_depth).items():
+            getattr(self, name).copy_(mat)
+        self.root_role.zero_()
+        self.root_role[0] = 1.0
 
     # -- the operators (tpr: (..., filler_dim, num_roles)) -------------------------------------
     def _apply_op(self, tpr: torch.Tensor, name: str) -> torch.Tensor:

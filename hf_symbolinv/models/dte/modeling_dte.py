@@ -1,0 +1,471 @@
+"""The Differentiable Tree Machine and the (Terminating) Differentiable Tree Experts as one model.
+
+A tree is a TPR ``(filler_width, num_roles)`` (see ``tree_interpreter.py``). Its filler has two parts:
+
+* the *content* part (``filler_dim``): a learned filler per base label; every symbol (a leaf the
+  tokenizer's symbol rule calls a symbol) has the same learned "symbol" filler;
+* the *identity* part (``max_symbols``): a symbol carries the one-hot of its first-appearance index in
+  the input tree; other labels carry zeros.
+
+Only the content part is encoded for the controller, and the interpreter's operations are linear maps on
+the role axis that move both parts together. So the controller cannot tell symbols apart, and an output
+position's symbol is read from the identity part: the tree is copied without looking at the names.
+Renaming the input's symbols renames the output's, and a name never seen in training comes out right, by
+construction (the lexical generalisation the papers measure, made a guarantee).
+
+Memory: tree 0 is the empty tree (so that ``CONS(empty, empty, s)`` makes a new leaf ``s``), tree 1 the
+input; step ``t`` appends tree ``t + 2``. Every sample has the same number of trees at every step, so the
+controller's attention needs no mask.
+
+Controllers (``config.controller``):
+
+* ``dtm``: a different transformer encoder layer per step (parameters grow with the steps);
+* ``dte``: one mixture of ``num_experts`` encoder layers shared by every step; the router is an encoder
+  layer over the same tokens whose first output, concatenated with a sinusoidal encoding of the step,
+  goes through a linear map to the expert probabilities; with ``top_k < num_experts`` only the ``top_k``
+  best experts run for a sample (renormalised), as in the paper's sparse ablation. Each expert proposes
+  operation weights, argument weights and a root filler through the shared heads; the proposals are
+  averaged with the router's weights.
+
+Termination (``config.termination``): ``oracle`` runs ``num_steps`` steps. ``sluggish`` is the
+Terminating DTE's rule (§3.2): two predictors, the damper and the explorer, each one number per step (times
+``termination_scale``), trained by cross-entropy on the labels of the paper's Eq. (2) and (3); the model's
+answer is the tree after the damper's step. Where the paper is terse we chose: a choice ``s`` of the local
+set ``{i - 4, i, i + 5}`` (clipped to the steps) scores ``loss(s) / index_penalty**idx(s)`` and the lowest
+wins, so a later step must be clearly better to be chosen; the main loss is at the later of the two
+predictors' steps, the other steps looked at add ``residual_loss_weight`` times their loss.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+from transformers import PreTrainedModel
+from transformers.modeling_layers import GradientCheckpointingLayer
+from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
+from transformers.utils import ModelOutput
+
+from .configuration_dte import DTEConfig
+from .loading import StrictLoadingMixin
+from .tree_interpreter import TreeInterpreter
+
+EMPTY_ID = 0
+SYMBOL_ID = 1
+NO_SYMBOL = -1
+IGNORE_INDEX = -100
+# Pointer probabilities are the identity part normalised; a tiny floor keeps log() finite where a blend left
+# no mass at all.
+_POINTER_FLOOR = 1e-6
+
+
+# Copied from hf_symbolinv.models.symbolinv.modeling_symbolinv.eager_attention_forward
+def eager_attention_forward(
+    module: nn.Module,
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    attention_mask: torch.Tensor | None,
+    scaling: float | None = None,
+    dropout: float = 0.0,
+    is_causal: bool = False,
+    **kwargs,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Attention written out (softmax of scaled scores); returns the output ``(N, T, H, hd)`` and the weights.
+
+    Masks are boolean (True: may attend), as SDPA takes them; ``is_causal`` without a mask means the
+    square causal mask."""
+    if scaling is None:
+        scaling = query.size(-1) ** -0.5
+    scores = torch.matmul(query, key.transpose(-2, -1)) * scaling
+    if is_causal and attention_mask is None:
+        q_len, k_len = query.shape[-2], key.shape[-2]
+        attention_mask = torch.ones(q_len, k_len, dtype=torch.bool, device=query.device).tril(k_len - q_len)
+    if attention_mask is not None:
+        if attention_mask.dtype == torch.bool:
+            scores = scores.masked_fill(~attention_mask, torch.finfo(scores.dtype).min)
+        else:
+            scores = scores + attention_mask
+    weights = F.softmax(scores, dim=-1, dtype=torch.float32).to(query.dtype)
+    weights = F.dropout(weights, p=dropout, training=module.training)
+    return torch.matmul(weights, value).transpose(1, 2).contiguous(), weights
+
+
+class DTESelfAttention(nn.Module):
+    """Multi-head self-attention over the controller's tokens, through the attention interface."""
+
+    def __init__(self, config: DTEConfig) -> None:
+        super().__init__()
+        self.config = config
+        self.num_heads = config.num_heads
+        self.head_dim = config.d_model // config.num_heads
+        self.scaling = self.head_dim**-0.5
+        self.is_causal = False
+        self.qkv = nn.Linear(config.d_model, 3 * config.d_model)
+        self.out_proj = nn.Linear(config.d_model, config.d_model)
+
+    def forward(self, hidden: torch.Tensor) -> torch.Tensor:
+        batch, length, d_model = hidden.shape
+        query, key, value = (
+            part.view(batch, length, self.num_heads, self.head_dim).transpose(1, 2)
+            for part in self.qkv(hidden).chunk(3, dim=-1)
+        )
+        attention = ALL_ATTENTION_FUNCTIONS.get_interface(self.config._attn_implementation, eager_attention_forward)
+        attended, _ = attention(
+            self,
+            query,
+            key,
+            value,
+            None,
+            scaling=self.scaling,
+            dropout=self.config.dropout if self.training else 0.0,
+            is_causal=False,
+        )
+        return self.out_proj(attended.reshape(batch, length, d_model))
+
+
+class DTEEncoderLayer(GradientCheckpointingLayer):
+    """A post-LN transformer encoder layer (the controller's unit: one per step for the DTM, one per expert
+    and one for the router for the DTE)."""
+
+    def __init__(self, config: DTEConfig) -> None:
+        super().__init__()
+        self.self_attn = DTESelfAttention(config)
+        self.attn_norm = nn.LayerNorm(config.d_model)
+        self.fc1 = nn.Linear(config.d_model, config.ffn_dim)
+        self.fc2 = nn.Linear(config.ffn_dim, config.d_model)
+        self.ffn_norm = nn.LayerNorm(config.d_model)
+        self.dropout = config.dropout
+
+    def forward(self, hidden: torch.Tensor) -> torch.Tensor:
+        attended = F.dropout(self.self_attn(hidden), p=self.dropout, training=self.training)
+        hidden = self.attn_norm(hidden + attended)
+        feed = self.fc2(F.dropout(F.gelu(self.fc1(hidden)), p=self.dropout, training=self.training))
+        return self.ffn_norm(hidden + F.dropout(feed, p=self.dropout, training=self.training))
+
+
+def sinusoidal_encoding(position: int, dim: int, device: torch.device | None = None) -> torch.Tensor:
+    """The transformer's sinusoidal encoding of one integer ``position`` (``(dim,)``)."""
+    half = torch.arange(0, dim, 2, dtype=torch.float32, device=device)
+    angles = position * torch.exp(-math.log(10000.0) * half / dim)
+    out = torch.zeros(dim, device=device)
+    out[0::2] = torch.sin(angles)
+    out[1::2] = torch.cos(angles)[: dim // 2]
+    return out
+
+
+@dataclass
+class DTEOutput(ModelOutput):
+    """The model's output.
+
+    Attributes:
+        loss: the training loss (tree loss, plus the termination predictors' loss for ``sluggish``).
+        logits: ``(batch, num_roles, vocab_size + max_symbols)`` every answer a position can take: the label
+            logits, then the log-probabilities of copying each input symbol.
+        label_logits: ``(batch, num_roles, vocab_size)`` label scores of the answer tree's positions
+            (label 0: empty position, label 1: a symbol).
+        symbol_probs: ``(batch, num_roles, max_symbols)`` which input symbol each position copies.
+        num_steps: the steps whose tree is the answer.
+        operation_weights: ``(batch, steps_run, 3)`` the weights of car, cdr, cons at every step.
+        trees: the memory ``(batch, num_trees, filler_width, num_roles)`` when asked for.
+    """
+
+    loss: torch.FloatTensor | None = None
+    logits: torch.FloatTensor | None = None
+    label_logits: torch.FloatTensor | None = None
+    symbol_probs: torch.FloatTensor | None = None
+    num_steps: int | None = None
+    operation_weights: torch.FloatTensor | None = None
+    trees: torch.FloatTensor | None = None
+
+
+class DTEPreTrainedModel(StrictLoadingMixin, PreTrainedModel):
+    config_class = DTEConfig
+    base_model_prefix = "dte"
+    main_input_name = "input_labels"
+    supports_gradient_checkpointing = True
+    _supports_sdpa = True
+    _supports_attention_backend = False
+
+    def _init_weights(self, module: nn.Module) -> None:
+        if isinstance(module, nn.Linear):
+            nn.init.normal_(module.weight, std=0.02)
+            if module.bias is not None:
+                nn.init.zeros_(module.bias)
+        elif isinstance(module, nn.Embedding):
+            nn.init.normal_(module.weight, std=1.0 / math.sqrt(module.weight.shape[1]))
+            if module.padding_idx is not None:
+                with torch.no_grad():
+                    module.weight[module.padding_idx].zero_()
+        elif isinstance(module, nn.LayerNorm):
+            nn.init.ones_(module.weight)
+            nn.init.zeros_(module.bias)
+        elif isinstance(module, TreeInterpreter):
+            module.reset_operators()
+        elif isinstance(module, DTEForTreeTransduction):
+            nn.init.normal_(module.special_tokens, std=0.02)
+            nn.init.zeros_(module.label_bias)
+            if module.damper is not None:
+                # Small values, the last step a little ahead: training starts from the full number of steps.
+                for predictor in (module.damper, module.explorer):
+                    nn.init.zeros_(predictor)
+                    with torch.no_grad():
+                        predictor[-1] = 0.05
+
+
+class DTEForTreeTransduction(DTEPreTrainedModel):
+    """Tree to tree: the answer is the tree the interpreter holds after the last (or the damper's) step."""
+
+    def __init__(self, config: DTEConfig) -> None:
+        super().__init__(config)
+        self.interpreter = TreeInterpreter(config.max_depth)
+        roles = self.interpreter.num_roles
+        d_model = config.d_model
+        self.fillers = nn.Embedding(config.vocab_size, config.filler_dim, padding_idx=EMPTY_ID)
+        self.label_bias = nn.Parameter(torch.zeros(config.vocab_size))
+        # A tree enters the controller as one token: its content part, flattened and projected.
+        self.tree_encoder = nn.Linear(config.filler_dim * roles, d_model)
+        self.slot_embedding = nn.Embedding(config.num_steps + 2, d_model)
+        # Two classification tokens: the operation weights are read at the first, the root filler at the second.
+        self.special_tokens = nn.Parameter(torch.zeros(2, d_model))
+        if config.controller == "dtm":
+            self.step_layers = nn.ModuleList(DTEEncoderLayer(config) for _ in range(config.num_steps))
+            self.experts = self.router_layer = self.router = None
+        else:
+            self.step_layers = None
+            self.experts = nn.ModuleList(DTEEncoderLayer(config) for _ in range(config.num_experts))
+            self.router_layer = DTEEncoderLayer(config)
+            self.router = nn.Linear(2 * d_model, config.num_experts)
+        self.operation_head = nn.Linear(d_model, 3)
+        self.root_head = nn.Linear(d_model, config.filler_dim)
+        self.argument_head = nn.Linear(d_model, 4)
+        if config.termination == "sluggish":
+            self.damper = nn.Parameter(torch.zeros(config.num_steps))
+            self.explorer = nn.Parameter(torch.zeros(config.num_steps))
+        else:
+            self.damper = self.explorer = None
+        self.gradient_checkpointing = False
+        self.post_init()
+
+    # -- trees in and out ------------------------------------------------------------------------------
+    def input_trees(self, input_labels: torch.Tensor, input_symbols: torch.Tensor) -> torch.Tensor:
+        """The TPRs ``(batch, filler_dim + max_symbols, num_roles)`` of the tokenizer's trees."""
+        self._check_inputs(input_labels, input_symbols, "input")
+        content = self.fillers(input_labels).transpose(1, 2)
+        identity = F.one_hot(input_symbols.clamp(min=0), self.config.max_symbols).to(content.dtype)
+        identity = identity * (input_symbols >= 0).unsqueeze(-1).to(content.dtype)
+        return torch.cat([content, identity.transpose(1, 2)], dim=1)
+
+    def _check_inputs(self, labels: torch.Tensor, symbols: torch.Tensor, name: str) -> None:
+        roles = self.interpreter.num_roles
+        if labels.dim() != 2 or labels.shape[1] != roles:
+            raise ValueError(
+                f"{name}_labels must be (batch, {roles}) for max_depth={self.config.max_depth}, "
+                f"got {tuple(labels.shape)}"
+            )
+        if symbols.shape != labels.shape:
+            raise ValueError(f"{name}_symbols must have the shape of {name}_labels, got {tuple(symbols.shape)}")
+        valid = labels[labels != IGNORE_INDEX]
+        if valid.numel() and (int(valid.min()) < 0 or int(valid.max()) >= self.config.vocab_size):
+            raise ValueError(f"{name}_labels holds ids outside [0, {self.config.vocab_size}) (vocab_size)")
+        if int(symbols.max()) >= self.config.max_symbols:
+            raise ValueError(
+                f"{name}_symbols holds index {int(symbols.max())} >= max_symbols={self.config.max_symbols}"
+            )
+        is_symbol = labels == SYMBOL_ID
+        if bool(((symbols >= 0) != is_symbol).any()):
+            row, col = ((symbols >= 0) != is_symbol).nonzero()[0].tolist()
+            raise ValueError(
+                f"{name}_symbols and {name}_labels disagree at row {row}, position {col}: a symbol index goes "
+                f"with label {SYMBOL_ID} and only with it"
+            )
+
+    def read_out(self, tree: torch.Tensor, num_symbols: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Label logits ``(batch, roles, vocab)`` and symbol probabilities ``(batch, roles, max_symbols)`` of
+        a TPR; ``num_symbols`` ``(batch,)`` limits the pointer to the symbols the input holds."""
+        dim = self.config.filler_dim
+        content = tree[:, :dim].transpose(1, 2)
+        label_logits = content @ self.fillers.weight.T + self.label_bias
+        identity = tree[:, dim:].transpose(1, 2).clamp(min=0) + _POINTER_FLOOR
+        present = torch.arange(self.config.max_symbols, device=tree.device) < num_symbols.unsqueeze(-1)
+        identity = identity * present.unsqueeze(1).to(identity.dtype)
+        return label_logits, identity / identity.sum(-1, keepdim=True)
+
+    def tree_loss(
+        self,
+        label_logits: torch.Tensor,
+        symbol_probs: torch.Tensor,
+        labels: torch.Tensor,
+        label_symbols: torch.Tensor,
+    ) -> torch.Tensor:
+        """Cross-entropy of every position's label, plus the pointer's at positions whose answer is a symbol,
+        per node of the answer trees (empty positions count, so a superfluous node costs)."""
+        label_nll = F.cross_entropy(label_logits.flatten(0, 1).float(), labels.flatten(), reduction="sum")
+        is_symbol = label_symbols >= 0
+        picked = symbol_probs.gather(-1, label_symbols.clamp(min=0).unsqueeze(-1)).squeeze(-1)
+        pointer_nll = -(picked.float().log() * is_symbol).sum()
+        nodes = ((labels != EMPTY_ID) & (labels != IGNORE_INDEX)).sum().clamp(min=1)
+        return (label_nll + pointer_nll) / nodes
+
+    # -- the controller --------------------------------------------------------------------------------
+    def _heads(self, hidden: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        operations = self.operation_head(hidden[:, 0]).softmax(-1)
+        root = self.root_head(hidden[:, 1])
+        arguments = self.argument_head(hidden[:, 2:]).transpose(1, 2).softmax(-1)  # (batch, 4, trees)
+        return operations, arguments, root
+
+    def _controller(self, tokens: torch.Tensor, step: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        if self.step_layers is not None:
+            return self._heads(self.step_layers[step](tokens))
+        routed = self.router_layer(tokens)[:, 0]
+        step_code = sinusoidal_encoding(step, self.config.d_model, tokens.device).to(routed.dtype)
+        gates = self.router(torch.cat([routed, step_code.expand_as(routed)], dim=-1)).softmax(-1)
+        if self.config.top_k < self.config.num_experts:
+            top, chosen = gates.topk(self.config.top_k, dim=-1)
+            gates = torch.zeros_like(gates).scatter(-1, chosen, top / top.sum(-1, keepdim=True))
+        batch, trees = tokens.shape[0], tokens.shape[1] - 2
+        operations = tokens.new_zeros(batch, 3)
+        arguments = tokens.new_zeros(batch, 4, trees)
+        root = tokens.new_zeros(batch, self.config.filler_dim)
+        for index, expert in enumerate(self.experts):
+            rows = (gates[:, index] > 0).nonzero().squeeze(-1)
+            if rows.numel() == 0:
+                continue
+            # Sparse routing: an expert runs only on the samples that chose it.
+            expert_ops, expert_args, expert_root = self._heads(expert(tokens[rows]))
+            weight = gates[rows, index].unsqueeze(-1)
+            operations = operations.index_add(0, rows, weight * expert_ops)
+            arguments = arguments.index_add(0, rows, weight.unsqueeze(-1) * expert_args)
+            root = root.index_add(0, rows, weight * expert_root)
+        return operations, arguments, root
+
+    def run_steps(self, input_tree: torch.Tensor, num_steps: int) -> tuple[list[torch.Tensor], torch.Tensor]:
+        """The memory after ``num_steps`` steps (a list of TPRs: empty tree, input, one per step) and the
+        operation weights ``(batch, num_steps, 3)``."""
+        trees = [torch.zeros_like(input_tree), input_tree]
+        identity_width = self.config.max_symbols
+        dim = self.config.filler_dim
+        batch = input_tree.shape[0]
+        operation_weights = []
+        for step in range(num_steps):
+            memory = torch.stack(trees, dim=1)
+            slots = torch.arange(len(trees), device=memory.device)
+            encoded = self.tree_encoder(memory[:, :, :dim].flatten(2)) + self.slot_embedding(slots)
+            tokens = torch.cat([self.special_tokens.expand(batch, -1, -1).to(encoded.dtype), encoded], dim=1)
+            operations, arguments, root = self._controller(tokens, step)
+            # The new root is a base label or a new node: never a symbol's identity.
+            root = torch.cat([root, root.new_zeros(batch, identity_width)], dim=-1)
+            trees.append(self.interpreter.step(memory, operations, arguments, root))
+            operation_weights.append(operations)
+        return trees, torch.stack(operation_weights, dim=1)
+
+    # -- forward ---------------------------------------------------------------------------------------
+    def answer_steps(self) -> int:
+        """The steps whose tree is the answer: ``num_steps``, or the damper's choice for ``sluggish``."""
+        if self.damper is None:
+            return self.config.num_steps
+        return int(self.damper.argmax()) + 1
+
+    def forward(
+        self,
+        input_labels: torch.LongTensor,
+        input_symbols: torch.LongTensor,
+        num_symbols: torch.LongTensor | None = None,
+        labels: torch.LongTensor | None = None,
+        label_symbols: torch.LongTensor | None = None,
+        output_trees: bool | None = None,
+        return_dict: bool | None = None,
+        num_items_in_batch: int | None = None,
+        **kwargs,
+    ) -> DTEOutput | tuple:
+        """Args:
+        input_labels: ``(batch, num_roles)`` label id per tree position (0 empty, 1 symbol).
+        input_symbols: ``(batch, num_roles)`` first-appearance index of the symbol there, -1 elsewhere.
+        num_symbols: ``(batch,)`` distinct symbols of each input (default: counted from ``input_symbols``).
+        labels, label_symbols: the answer trees in the same form (``-100`` labels are ignored).
+        num_items_in_batch: passed by ``Trainer``; unused (the loss is already per answer node of the batch).
+        """
+        return_dict = return_dict if return_dict is not None else self.config.return_dict
+        if kwargs:
+            raise TypeError(f"DTEForTreeTransduction.forward got unknown arguments: {sorted(kwargs)}")
+        if num_symbols is None:
+            num_symbols = input_symbols.max(dim=-1).values + 1
+        input_tree = self.input_trees(input_labels, input_symbols)
+        if labels is not None:
+            if label_symbols is None:
+                raise ValueError("labels need label_symbols (the symbol index of each answer position, -1 elsewhere)")
+            self._check_inputs(labels, label_symbols, "label")
+            if bool((label_symbols >= num_symbols.unsqueeze(-1)).any()):
+                raise ValueError("label_symbols names a symbol the input does not hold")
+
+        sluggish = self.damper is not None and self.training and labels is not None
+        if sluggish:
+            loss, steps, trees, operation_weights, label_logits, symbol_probs = self._sluggish_forward(
+                input_tree, num_symbols, labels, label_symbols
+            )
+        else:
+            steps = self.answer_steps()
+            trees, operation_weights = self.run_steps(input_tree, steps)
+            label_logits, symbol_probs = self.read_out(trees[-1], num_symbols)
+            loss = None
+            if labels is not None:
+                loss = self.tree_loss(label_logits, symbol_probs, labels, label_symbols)
+        memory = torch.stack(trees, dim=1) if output_trees else None
+        output = DTEOutput(
+            loss=loss,
+            logits=torch.cat([label_logits, symbol_probs.log()], dim=-1),
+            label_logits=label_logits,
+            symbol_probs=symbol_probs,
+            num_steps=steps,
+            operation_weights=operation_weights,
+            trees=memory,
+        )
+        return output if return_dict else output.to_tuple()
+
+    def _sluggish_forward(
+        self,
+        input_tree: torch.Tensor,
+        num_symbols: torch.Tensor,
+        labels: torch.Tensor,
+        label_symbols: torch.Tensor,
+    ) -> tuple:
+        config = self.config
+        last = config.num_steps - 1
+        damper_probs = (config.termination_scale * self.damper).softmax(-1)
+        explorer_probs = (config.termination_scale * self.explorer).softmax(-1)
+        i_damp, i_expl = int(damper_probs.argmax()), int(explorer_probs.argmax())
+        choices = [min(max(i_damp + offset, 0), last) for offset in (-4, 0, 5)]
+        looked_at = sorted({i_damp, i_expl, *choices})
+        trees, operation_weights = self.run_steps(input_tree, max(looked_at) + 1)
+        losses, outputs = {}, {}
+        for index in looked_at:
+            # trees[index + 2] is the tree after index + 1 steps.
+            outputs[index] = self.read_out(trees[index + 2], num_symbols)
+            losses[index] = self.tree_loss(*outputs[index], labels, label_symbols)
+        threshold = config.confidence_threshold
+        damper_target = i_expl if float(explorer_probs[i_expl]) >= threshold else i_damp
+        if float(damper_probs[i_damp]) >= threshold and i_damp == i_expl:
+            scores = [float(losses[c].detach()) / config.index_penalty**idx for idx, c in enumerate(choices)]
+            explorer_target = choices[min(range(len(choices)), key=scores.__getitem__)]
+        else:
+            explorer_target = i_expl
+        termination_loss = F.cross_entropy(
+            config.termination_scale * self.damper.unsqueeze(0),
+            torch.tensor([damper_target], device=self.damper.device),
+        ) + F.cross_entropy(
+            config.termination_scale * self.explorer.unsqueeze(0),
+            torch.tensor([explorer_target], device=self.explorer.device),
+        )
+        main = max(i_damp, i_expl)
+        residual = [losses[index] for index in looked_at if index != main]
+        loss = losses[main] + termination_loss
+        if residual:
+            loss = loss + config.residual_loss_weight * torch.stack(residual).mean()
+        label_logits, symbol_probs = outputs[i_damp]
+        return loss, i_damp + 1, trees[: i_damp + 3], operation_weights[:, : i_damp + 1], label_logits, symbol_probs
+
+
+__all__ = ["DTEForTreeTransduction", "DTEOutput", "DTEPreTrainedModel"]

@@ -1,0 +1,70 @@
+"""Binary trees as bracketed strings, in plain Python (the DTE family's Hub folder holds a checked copy).
+
+``(f a (g b c))`` is the tree with root ``f`` over leaf ``a`` and the subtree ``(g b c)``.
+An empty child is written ``_``; a node with one child is ``(f a _)`` or ``(f _ a)``."""
+
+from __future__ import annotations
+
+import re
+
+#: A tree: a leaf label, or ``(label, left, right)`` whose children may be ``None`` (empty).
+Tree = str | tuple
+
+_TOKEN = re.compile(r"\(|\)|[^\s()]+")
+EMPTY = "_"
+
+
+def _tokens(text: str) -> list[tuple[str, int]]:
+    return [(m.group(), m.start()) for m in _TOKEN.finditer(text)]
+
+
+def parse_bracketed(text: str) -> Tree:
+    """Parse one bracketed tree; a ValueError names the problem and its character position."""
+    tokens = _tokens(text)
+    if not tokens:
+        raise ValueError("empty tree string")
+    pos = 0
+
+    def node() -> Tree | None:
+        nonlocal pos
+        if pos >= len(tokens):
+            raise ValueError(f"unbalanced bracket: input ends at position {len(text)} inside a node")
+        tok, at = tokens[pos]
+        pos += 1
+        if tok == ")":
+            raise ValueError(f"unbalanced bracket: unexpected ')' at position {at}")
+        if tok != "(":
+            return None if tok == EMPTY else tok
+        if pos >= len(tokens) or tokens[pos][0] in "()" or tokens[pos][0] == EMPTY:
+            where = tokens[pos][1] if pos < len(tokens) else len(text)
+            raise ValueError(f"a node needs a root label after '(' at position {at} (position {where})")
+        label = tokens[pos][0]
+        pos += 1
+        children: list[Tree | None] = []
+        while pos < len(tokens) and tokens[pos][0] != ")":
+            children.append(node())
+        if pos >= len(tokens):
+            raise ValueError(f"unbalanced bracket: '(' at position {at} is never closed")
+        pos += 1
+        if len(children) != 2:
+            raise ValueError(f"node {label!r} at position {at} has {len(children)} children; binary trees need 2")
+        return (label, children[0], children[1])
+
+    tree = node()
+    if tree is None:
+        raise ValueError("the whole tree is empty ('_')")
+    if pos < len(tokens):
+        tok, at = tokens[pos]
+        kind = "unbalanced bracket: unexpected ')'" if tok == ")" else f"trailing token {tok!r}"
+        raise ValueError(f"{kind} at position {at}")
+    return tree
+
+
+def format_bracketed(tree: Tree | None) -> str:
+    """The bracketed string of ``tree`` (the inverse of :func:`parse_bracketed`)."""
+    if tree is None:
+        return EMPTY
+    if isinstance(tree, str):
+        return tree
+    label, left, right = tree
+    return f"({label} {format_bracketed(left)} {format_bracketed(right)})"

@@ -1,0 +1,312 @@
+"""DTE models: the shared model properties, renaming invariance and names never seen, parameter growth,
+sparse routing against a dense reference, the sluggish termination's labels, training with ``Trainer``."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from datasets import Dataset
+from testers import ModelTesterMixin, RenamingInvarianceTesterMixin, StrictLoadingTesterMixin
+from transformers import Trainer, TrainingArguments
+
+from hf_symbolinv.models.dte import DTEConfig, DTEForTreeTransduction, DTETreeTokenizer
+from hf_symbolinv.trees import format_bracketed, parse_bracketed
+
+BASE_LABELS = ["f", "g", "h"]
+SOURCES = ["(f a (g b c))", "(g (f x y) z)", "(f p q)", "(h (g a b) (f c a))"]
+
+
+def tokenizer(max_depth: int = 3) -> DTETreeTokenizer:
+    return DTETreeTokenizer(BASE_LABELS, max_depth=max_depth, max_symbols=8)
+
+
+def tiny_config(**overrides) -> DTEConfig:
+    values = dict(
+        vocab_size=tokenizer().vocab_size,
+        max_depth=3,
+        max_symbols=8,
+        num_steps=4,
+        filler_dim=8,
+        d_model=16,
+        num_heads=2,
+        ffn_dim=32,
+        num_experts=4,
+        top_k=4,
+    )
+    values.update(overrides)
+    return DTEConfig(**values)
+
+
+def tiny_model(**overrides) -> DTEForTreeTransduction:
+    torch.manual_seed(0)
+    return DTEForTreeTransduction(tiny_config(**overrides)).eval()
+
+
+def mirror(text: str) -> str:
+    def flip(node):
+        return node if node is None or isinstance(node, str) else (node[0], flip(node[2]), flip(node[1]))
+
+    return format_bracketed(flip(parse_bracketed(text)))
+
+
+def model_inputs(texts: list[str]) -> tuple[dict, list[list[str]]]:
+    encoded = tokenizer()(texts)
+    return encoded, encoded.pop("symbol_names")
+
+
+class TestDTEModel(ModelTesterMixin, StrictLoadingTesterMixin, RenamingInvarianceTesterMixin):
+    expected_saved_files = frozenset(
+        {
+            "config.json",
+            "model.safetensors",
+            "configuration_dte.py",
+            "modeling_dte.py",
+            "tree_interpreter.py",
+            "bracketed.py",
+            "loading.py",
+            "dte_tokenizer.json",
+        }
+    )
+
+    layer_count_field = "num_experts"
+
+    def make_model(self) -> DTEForTreeTransduction:
+        return tiny_model(controller="dte", top_k=2)
+
+    def make_inputs(self, model) -> dict:
+        return model_inputs(SOURCES)[0]
+
+    def make_tokenizer(self) -> DTETreeTokenizer:
+        return tokenizer()
+
+    def loss_for_gradients(self, model, inputs) -> torch.Tensor:
+        targets = tokenizer()(SOURCES, [mirror(text) for text in SOURCES])
+        targets.pop("symbol_names")
+        return model(**targets).loss
+
+    # Renaming: symbols enter as first-appearance indices, so a renaming is a permutation of the indices.
+    def symbol_permutation(self, model, seed: int) -> torch.Tensor:
+        generator = torch.Generator().manual_seed(seed)
+        return torch.randperm(model.config.max_symbols, generator=generator)
+
+    def rename_inputs(self, inputs: dict, permutation: torch.Tensor) -> dict:
+        renamed = dict(inputs)
+        symbols = inputs["input_symbols"]
+        renamed["input_symbols"] = torch.where(symbols >= 0, permutation[symbols.clamp(min=0)], symbols)
+        renamed["num_symbols"] = torch.full_like(inputs["num_symbols"], len(permutation))
+        return renamed
+
+    def permute_logits(self, logits: torch.Tensor, permutation: torch.Tensor) -> torch.Tensor:
+        vocab = logits.shape[-1] - len(permutation)
+        out = logits.clone()
+        out[..., vocab + permutation] = logits[..., vocab:]
+        return out
+
+    def make_renaming_inputs(self, model) -> dict:
+        inputs = self.make_inputs(model)
+        # Every index may be the target of a permutation: let the pointer see all of them.
+        inputs["num_symbols"] = torch.full_like(inputs["num_symbols"], model.config.max_symbols)
+        return inputs
+
+    def test_logits_permute_under_renaming(self) -> None:
+        model = self.make_model()
+        inputs = self.make_renaming_inputs(model)
+        for seed in range(3):
+            permutation = self.symbol_permutation(model, seed)
+            with torch.no_grad():
+                original = model(**inputs).logits
+                renamed = model(**self.rename_inputs(inputs, permutation)).logits
+            torch.testing.assert_close(renamed, self.permute_logits(original, permutation), atol=1e-5, rtol=1e-5)
+
+    def test_generation_is_renamed_with_the_input(self) -> None:
+        """Answers as strings: renaming the input's names (to names never seen, and to more of them) renames
+        the answer."""
+        model = self.make_model()
+        tok = tokenizer()
+        encoded, names = model_inputs(SOURCES)
+        with torch.no_grad():
+            out = model(**encoded)
+        answers = tok.batch_decode(out.label_logits, out.symbol_probs, names)
+        assert any(any(name in answer for name in row) for answer, row in zip(answers, names)), answers
+        renaming = {"a": "zebra", "b": "q7", "c": "longname", "x": "b", "y": "a", "z": "xx", "p": "c", "q": "w"}
+
+        def rename(text: str) -> str:
+            return format_bracketed(_rename_tree(parse_bracketed(text), renaming))
+
+        renamed_encoded, renamed_names = model_inputs([rename(text) for text in SOURCES])
+        with torch.no_grad():
+            renamed_out = model(**renamed_encoded)
+        renamed_answers = tok.batch_decode(renamed_out.label_logits, renamed_out.symbol_probs, renamed_names)
+        assert renamed_answers == [rename(answer) for answer in answers]
+
+
+def _rename_tree(node, renaming: dict[str, str]):
+    if node is None:
+        return None
+    if isinstance(node, str):
+        return renaming.get(node, node)
+    return (renaming.get(node[0], node[0]), _rename_tree(node[1], renaming), _rename_tree(node[2], renaming))
+
+
+def test_a_symbol_given_its_own_label_breaks_the_invariance():
+    """The control: were names base labels with fillers of their own, renaming a <-> b would not swap the
+    answer's a and b (so the invariance tests above can fail)."""
+    named = DTETreeTokenizer([*BASE_LABELS, "a", "b"], max_depth=3, max_symbols=8)
+    model = tiny_model(vocab_size=named.vocab_size)
+    first, second = named("(f a b)"), named("(f b a)")
+    first.pop("symbol_names"), second.pop("symbol_names")
+    a, b = named.label_ids["a"], named.label_ids["b"]
+    with torch.no_grad():
+        original = model(**first).label_logits
+        renamed = model(**second).label_logits
+    swapped = original.clone()
+    swapped[..., [a, b]] = original[..., [b, a]]
+    assert not torch.allclose(renamed, swapped, atol=1e-3)
+    # The invariant tokenizer gives both inputs the same tensors: the answers are renamed exactly.
+    plain = tokenizer()
+    assert all(torch.equal(plain("(f a b)")[key], plain("(f b a)")[key]) for key in ("input_labels", "input_symbols"))
+
+
+def _leaves(node) -> list[str]:
+    if node is None:
+        return []
+    if isinstance(node, str):
+        return [node]
+    return _leaves(node[1]) + _leaves(node[2])
+
+
+def test_more_symbols_than_trained_run():
+    model = tiny_model(max_symbols=16)
+    tok = DTETreeTokenizer(BASE_LABELS, max_depth=3, max_symbols=16)
+    encoded = tok("(f (g (f s0 s1) (h s2 s3)) (g s4 (h s5 s6)))")
+    names = encoded.pop("symbol_names")
+    assert len(names[0]) == 7
+    with torch.no_grad():
+        out = model(**encoded)
+    answer = parse_bracketed(tok.batch_decode(out.label_logits, out.symbol_probs, names)[0])
+    leaves = _leaves(answer)
+    assert leaves and set(leaves) <= set(names[0]) | set(BASE_LABELS)
+
+
+def test_dtm_parameters_grow_with_steps_and_dte_parameters_do_not():
+    def count(**overrides) -> int:
+        return sum(p.numel() for p in tiny_model(**overrides).parameters())
+
+    dtm = [count(controller="dtm", num_steps=steps) for steps in (2, 4, 8)]
+    dte = [count(controller="dte", num_steps=steps) for steps in (2, 4, 8)]
+    layer = dtm[1] - dtm[0]
+    assert layer > 0 and dtm[2] - dtm[1] == 2 * layer
+    # The DTE's only per-step parameters are the memory-slot embeddings (one d_model vector per tree).
+    assert dte[1] - dte[0] == 2 * 16 and dte[2] - dte[1] == 4 * 16
+
+
+def test_sparse_routing_equals_a_dense_mixture_with_the_other_gates_zeroed():
+    model = tiny_model(controller="dte", top_k=2)
+    tokens = torch.randn(3, 5, 16)
+    with torch.no_grad():
+        operations, arguments, root = model._controller(tokens, step=1)
+        routed = model.router_layer(tokens)[:, 0]
+        from hf_symbolinv.models.dte.modeling_dte import sinusoidal_encoding
+
+        code = sinusoidal_encoding(1, 16).expand_as(routed)
+        gates = model.router(torch.cat([routed, code], -1)).softmax(-1)
+        top, chosen = gates.topk(2, dim=-1)
+        sparse = torch.zeros_like(gates).scatter(-1, chosen, top / top.sum(-1, keepdim=True))
+        expected_ops = sum(
+            sparse[:, e, None] * model._heads(expert(tokens))[0] for e, expert in enumerate(model.experts)
+        )
+        expected_root = sum(
+            sparse[:, e, None] * model._heads(expert(tokens))[2] for e, expert in enumerate(model.experts)
+        )
+    assert int((sparse > 0).sum()) == 3 * 2
+    torch.testing.assert_close(operations, expected_ops)
+    torch.testing.assert_close(root, expected_root)
+    torch.testing.assert_close(arguments.sum(-1), torch.ones(3, 4))
+
+
+@pytest.mark.parametrize(
+    ("damper", "explorer", "damper_target", "explorer_target"),
+    [
+        # The explorer is confident elsewhere: the damper follows it; the explorer stays.
+        ((1, True), (3, True), 3, 3),
+        # The explorer is not confident: the damper stays, and so does the explorer (they disagree).
+        ((1, True), (3, False), 1, 3),
+    ],
+)
+def test_sluggish_labels_follow_equations_2_and_3(damper, explorer, damper_target, explorer_target):
+    model = tiny_model(termination="sluggish", num_steps=6).train()
+    with torch.no_grad():
+        for predictor, (index, confident) in ((model.damper, damper), (model.explorer, explorer)):
+            predictor.zero_()
+            # x100: 5 above the rest is confident (p > 0.96); 0.5 above is the argmax, not confident (p = 0.25).
+            predictor[index] = 0.05 if confident else 0.005
+    targets = tokenizer()(SOURCES, [mirror(text) for text in SOURCES])
+    targets.pop("symbol_names")
+    model(**targets).loss.backward()
+    # Cross-entropy pushes the label's parameter up: the most negative gradient is at the label.
+    assert int(model.damper.grad.argmin()) == damper_target
+    assert int(model.explorer.grad.argmin()) == explorer_target
+
+
+def test_sluggish_explorer_moves_to_the_best_local_step_when_both_agree():
+    """Both predictors confident at step index 2: the explorer's label is the best of {i-4, i, i+5} after the
+    penalty, i.e. a step whose loss is lowest (here the loss is made to favour the last choice)."""
+    model = tiny_model(termination="sluggish", num_steps=8).train()
+    with torch.no_grad():
+        model.damper.zero_()
+        model.explorer.zero_()
+        model.damper[2] = model.explorer[2] = 0.05
+    targets = tokenizer()(SOURCES, [mirror(text) for text in SOURCES])
+    targets.pop("symbol_names")
+    losses = {}
+
+    original = model.tree_loss
+
+    def recording_loss(label_logits, symbol_probs, labels, label_symbols):
+        loss = original(label_logits, symbol_probs, labels, label_symbols)
+        losses[len(losses)] = float(loss.detach())
+        return loss
+
+    model.tree_loss = recording_loss
+    model(**targets).loss.backward()
+    # Looked at: steps 0 (2-4 clipped), 2 and 7 (2+5), in this order.
+    scores = {0: losses[0] / 0.9**0, 2: losses[1] / 0.9**1, 7: losses[2] / 0.9**2}
+    best = min(scores, key=scores.get)
+    assert int(model.explorer.grad.argmin()) == best
+    assert int(model.damper.grad.argmin()) == 2
+
+
+def test_inputs_that_disagree_are_named():
+    model = tiny_model()
+    encoded, _ = model_inputs(SOURCES)
+    bad = dict(encoded)
+    bad["input_symbols"] = encoded["input_symbols"].clone()
+    bad["input_symbols"][1, 0] = 0  # the root of row 1 is a base label
+    with pytest.raises(ValueError, match="disagree at row 1, position 0"):
+        model(**bad)
+    with pytest.raises(ValueError, match=r"input_labels must be \(batch, 15\)"):
+        model(input_labels=encoded["input_labels"][:, :7], input_symbols=encoded["input_symbols"][:, :7])
+
+
+@pytest.mark.parametrize(("controller", "termination", "top_k"), [("dtm", "oracle", 4), ("dte", "sluggish", 2)])
+def test_trainer_trains_and_the_loss_falls(tmp_path, controller, termination, top_k):
+    tok = tokenizer()
+    rows = tok(SOURCES, [mirror(text) for text in SOURCES])
+    rows.pop("symbol_names")
+    data = Dataset.from_dict({key: value.tolist() for key, value in rows.items()})
+    model = tiny_model(controller=controller, termination=termination, top_k=top_k).train()
+    args = TrainingArguments(
+        output_dir=str(tmp_path),
+        per_device_train_batch_size=4,
+        max_steps=40,
+        learning_rate=1e-2,
+        lr_scheduler_type="constant",
+        logging_steps=1,
+        report_to=[],
+        save_strategy="no",
+        use_cpu=True,
+    )
+    trainer = Trainer(model=model, args=args, train_dataset=data)
+    trainer.train()
+    losses = [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]
+    assert sum(losses[-5:]) / 5 < 0.7 * sum(losses[:5]) / 5, losses
