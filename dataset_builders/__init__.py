@@ -1,9 +1,11 @@
 """Builders of the benchmark datasets of the papers, as Hugging Face datasets built locally.
 
 * :mod:`.ltl_random35` (``ltl-*``), :mod:`.prop_random35` (``prop-*``), :mod:`.copy_task`
-  (``copy-*``), :mod:`.kinship` (``kinship*``): one module per family, each with a ``build_*`` function
-  returning a ``datasets.DatasetDict``; :func:`build` dispatches by configuration name.
-* :func:`load_deepltl` reads the original DeepLTL ``train.txt``/``val.txt``/``test.txt`` files.
+  (``copy-*``), :mod:`.kinship` (``kinship*``), :mod:`.trees` (:data:`TREE_CONFIG_NAMES`: the tree-to-tree
+  data of the DTM / DTE family): one module per family, each with a ``build_*`` function returning a
+  ``datasets.DatasetDict``; :func:`build` dispatches by configuration name.
+* :func:`load_deepltl` reads the original DeepLTL ``train.txt``/``val.txt``/``test.txt`` files,
+  :func:`load_dtm` the original DTM ``*.jsonl`` files.
 * :func:`push_dataset` publishes a built directory to the Hub.
 * the shared machinery, by concern: :mod:`.generation` (deterministic, parallel, resumable sampling),
   :mod:`.output` (output folders: locked, checked, written atomically), :mod:`.params` (configurations
@@ -24,6 +26,16 @@ import importlib
 import os
 from typing import Any
 
+#: The tree configurations (:mod:`.trees`; their names share no family prefix).
+TREE_CONFIG_NAMES: tuple[str, ...] = (
+    "car-cdr-seq",
+    "tree-reverse",
+    "active-logical",
+    "passive-logical",
+    "actpass-logical",
+    "active-passive",
+    "nnf",
+)
 #: Every configuration, by family (checked against the family modules by the tests).
 CONFIG_NAMES: tuple[str, ...] = (
     "ltl-35",
@@ -44,6 +56,7 @@ CONFIG_NAMES: tuple[str, ...] = (
     "copy-large-grid",
     "kinship",
     "kinship-test",
+    *TREE_CONFIG_NAMES,
 )
 
 _LAZY = {
@@ -51,9 +64,11 @@ _LAZY = {
     "build_prop_random35": ".prop_random35",
     "build_copy_task": ".copy_task",
     "build_kinship": ".kinship",
+    "build_trees": ".trees",
     "push_dataset": ".hub",
     "is_built_dataset": ".output",
     "DeepLTLFormatError": ".deepltl",
+    "DTMFormatError": ".trees",
     "DatasetBuildError": ".errors",
     "OutputDirError": ".errors",
     "OutputInUseError": ".errors",
@@ -62,7 +77,7 @@ _LAZY = {
     "FEATURES": ".output",
 }
 
-__all__ = ["CONFIG_NAMES", "build", "configs", "load_deepltl", *_LAZY]
+__all__ = ["CONFIG_NAMES", "TREE_CONFIG_NAMES", "build", "configs", "load_deepltl", "load_dtm", *_LAZY]
 
 
 def __getattr__(name: str) -> Any:
@@ -77,6 +92,7 @@ def _family_modules() -> dict[str, Any]:
         "prop": importlib.import_module(".prop_random35", __name__),
         "copy": importlib.import_module(".copy_task", __name__),
         "kinship": importlib.import_module(".kinship", __name__),
+        "trees": importlib.import_module(".trees", __name__),
     }
 
 
@@ -91,7 +107,7 @@ def configs() -> dict[str, Any]:
 def build(name: str, out_dir: str | os.PathLike | None = None, **options: Any) -> Any:
     """Build configuration ``name`` (one of :data:`CONFIG_NAMES`) and return its ``DatasetDict``;
     ``options`` are those of the family's builder (``num_samples``, ``num_symbols``, ``max_size``,
-    ``seed``, ``workers``, ``progress``, ``overwrite``; ``timeout`` for LTL).
+    ``seed``, ``workers``, ``progress``, ``overwrite``; ``timeout`` for LTL, ``max_depth`` for the trees).
 
     Errors are :class:`DatasetBuildError` (a ``ValueError``, one line naming the path): another build
     writing ``out_dir`` (:class:`OutputInUseError`), a dataset of other parameters there without
@@ -100,12 +116,13 @@ def build(name: str, out_dir: str | os.PathLike | None = None, **options: Any) -
     if name not in CONFIG_NAMES:
         raise ValueError(f"unknown dataset configuration {name!r}; choose one of {', '.join(CONFIG_NAMES)}")
     modules = _family_modules()
-    family = name.split("-", 1)[0]
+    family = "trees" if name in TREE_CONFIG_NAMES else name.split("-", 1)[0]
     builder = {
         "ltl": modules["ltl"].build_ltl_random35,
         "prop": modules["prop"].build_prop_random35,
         "copy": modules["copy"].build_copy_task,
         "kinship": modules["kinship"].build_kinship,
+        "trees": modules["trees"].build_trees,
     }[family]
     return builder(name, out_dir, **options)
 
@@ -130,3 +147,15 @@ def load_deepltl(path: str | os.PathLike, task: str = "auto", check: bool = Fals
     if task not in tasks:
         raise ValueError(f"task must be 'ltl', 'prop' or 'auto', got {task!r}")
     return read_deepltl(path, tasks[task], check=check)
+
+
+def load_dtm(path: str | os.PathLike) -> Any:
+    """Read the original DTM data files (a folder of ``*.jsonl`` split files, each line a JSON object with
+    ``source`` and ``target`` trees such as ``( S ( NP ( DET the ) ( N dog ) ) ... )``) into a ``DatasetDict``
+    with the builders' features; unary nodes become binary ones with an empty right child (``(X c _)``).
+    ``train``/``dev``/``test`` become ``train``/``validation``/``test``; other files keep their name. A
+    malformed line (bad JSON, a missing key, a tree that does not parse) raises :class:`DTMFormatError`
+    naming the file and the line."""
+    from .trees import load_dtm as read
+
+    return read(path)

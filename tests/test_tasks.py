@@ -42,9 +42,11 @@ def test_each_task_measures_inputs_and_names_their_symbols() -> None:
 
 
 def test_unknown_tasks_and_vocabularies_are_named() -> None:
-    with pytest.raises(ValueError, match="unknown task 'sat'; choose one of copy, kinship, ltl, prop"):
+    with pytest.raises(ValueError, match="unknown task 'sat'; choose one of copy, kinship, ltl, nnf, prop, tree"):
         get_task("sat")
-    with pytest.raises(ValueError, match="no task uses the vocabulary 'clutrr'; known tasks: copy, kinship, ltl, prop"):
+    with pytest.raises(
+        ValueError, match="no task uses the vocabulary 'clutrr'; known tasks: copy, kinship, ltl, nnf, prop, tree"
+    ):
         task_for_vocabulary("clutrr")
 
 

@@ -434,8 +434,9 @@ class DTEForTreeTransduction(DTEPreTrainedModel):
     ) -> tuple:
         config = self.config
         last = config.num_steps - 1
-        damper_probs = (config.termination_scale * self.damper).softmax(-1)
-        explorer_probs = (config.termination_scale * self.explorer).softmax(-1)
+        # The labels are decisions, not part of the graph: the predictors learn only through the cross-entropy.
+        damper_probs = (config.termination_scale * self.damper.detach()).softmax(-1)
+        explorer_probs = (config.termination_scale * self.explorer.detach()).softmax(-1)
         i_damp, i_expl = int(damper_probs.argmax()), int(explorer_probs.argmax())
         choices = [min(max(i_damp + offset, 0), last) for offset in (-4, 0, 5)]
         looked_at = sorted({i_damp, i_expl, *choices})
