@@ -73,7 +73,7 @@ from hf_symbolinv.tasks.trees import (
     tree_nodes,
     tree_symbol_names,
 )
-from hf_symbolinv.trees import EMPTY, Tree, format_bracketed, parse_bracketed
+from hf_symbolinv.trees import Tree, format_bracketed, parse_bracketed
 
 from .cards import card_metadata, markdown_table
 from .errors import DatasetBuildError
@@ -1045,53 +1045,13 @@ DTM_SPLIT_NAMES = {
     "ood_structural": "test_ood_structural",
     "test_ood_structural": "test_ood_structural",
 }
-_DTM_TOKEN = re.compile(r"\(|\)|[^\s()]+")
 
 
 def parse_dtm_tree(text: str) -> Tree:
     """A tree in the DTM files' style (``( S ( NP ( DET the ) ( N dog ) ) ... )``: spaces optional, a node has
     one or two children) as a binary tree: a unary node ``( X c )`` becomes ``(X c _)``. A ``ValueError``
     names the problem and its character position."""
-    tokens = [(m.group(), m.start()) for m in _DTM_TOKEN.finditer(text)]
-    if not tokens:
-        raise ValueError("empty tree")
-    pos = 0
-
-    def node() -> Tree | None:
-        nonlocal pos
-        if pos >= len(tokens):
-            raise ValueError(f"unbalanced bracket: the tree ends at position {len(text)} inside a node")
-        token, at = tokens[pos]
-        pos += 1
-        if token == ")":
-            raise ValueError(f"unexpected ')' at position {at}")
-        if token != "(":
-            return None if token == EMPTY else token
-        if pos >= len(tokens) or tokens[pos][0] in ("(", ")", EMPTY):
-            where = tokens[pos][1] if pos < len(tokens) else len(text)
-            raise ValueError(f"'(' at position {at} is not followed by a label (position {where})")
-        label = tokens[pos][0]
-        pos += 1
-        children: list[Tree | None] = []
-        while pos < len(tokens) and tokens[pos][0] != ")":
-            children.append(node())
-        if pos >= len(tokens):
-            raise ValueError(f"unbalanced bracket: '(' at position {at} is never closed")
-        pos += 1
-        if not 1 <= len(children) <= 2:
-            raise ValueError(f"node {label!r} at position {at} has {len(children)} children; expected 1 or 2")
-        return (label, children[0], children[1] if len(children) == 2 else None)
-
-    try:
-        tree = node()
-    except RecursionError:
-        raise ValueError("the tree is nested too deeply") from None
-    if tree is None:
-        raise ValueError("the whole tree is empty ('_')")
-    if pos < len(tokens):
-        token, at = tokens[pos]
-        raise ValueError(f"{'unexpected' if token == ')' else 'trailing'} {token!r} at position {at}")
-    return tree
+    return parse_bracketed(text, unary=True)
 
 
 def _dtm_lines(path: Path) -> list[str]:

@@ -19,8 +19,10 @@ def _tokens(text: str) -> list[tuple[str, int]]:
     return [(m.group(), m.start()) for m in _TOKEN.finditer(text)]
 
 
-def parse_bracketed(text: str) -> Tree:
-    """Parse one bracketed tree; a ValueError names the problem and its character position."""
+def parse_bracketed(text: str, unary: bool = False) -> Tree:
+    """Parse one bracketed tree; a ValueError names the problem and its character position.
+
+    With ``unary``, a node may have one child (as in the original DTM files): ``(X c)`` reads as ``(X c _)``."""
     tokens = _tokens(text)
     if not tokens:
         raise ValueError("empty tree string")
@@ -47,11 +49,17 @@ def parse_bracketed(text: str) -> Tree:
         if pos >= len(tokens):
             raise ValueError(f"unbalanced bracket: '(' at position {at} is never closed")
         pos += 1
+        if unary and len(children) == 1:
+            children.append(None)
         if len(children) != 2:
-            raise ValueError(f"node {label!r} at position {at} has {len(children)} children; binary trees need 2")
+            expected = "expected 1 or 2" if unary else "binary trees need 2"
+            raise ValueError(f"node {label!r} at position {at} has {len(children)} children; {expected}")
         return (label, children[0], children[1])
 
-    tree = node()
+    try:
+        tree = node()
+    except RecursionError:
+        raise ValueError("the tree is nested too deeply to read") from None
     if tree is None:
         raise ValueError("the whole tree is empty ('_')")
     if pos < len(tokens):

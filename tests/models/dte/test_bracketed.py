@@ -29,3 +29,11 @@ def test_structure():
 def test_bad_input_names_problem_and_position(text, message):
     with pytest.raises(ValueError, match=message):
         parse_bracketed(text)
+
+
+def test_unary_nodes_and_deep_nesting():
+    assert parse_bracketed("( S ( NP dog ) )", unary=True) == ("S", ("NP", "dog", None), None)
+    with pytest.raises(ValueError, match="node 'S' at position 0 has 1 children; binary trees need 2"):
+        parse_bracketed("(S a)")
+    with pytest.raises(ValueError, match="nested too deeply"):
+        parse_bracketed("(f a " * 5000 + "b" + ")" * 5000)
