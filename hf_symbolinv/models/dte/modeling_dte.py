@@ -196,7 +196,9 @@ class DTEPreTrainedModel(StrictLoadingMixin, PreTrainedModel):
             if module.bias is not None:
                 nn.init.zeros_(module.bias)
         elif isinstance(module, nn.Embedding):
-            nn.init.normal_(module.weight, std=1.0 / math.sqrt(module.weight.shape[1]))
+            # Unit-variance fillers: labels start far apart (squared distance ~2 x filler_dim), so the
+            # empty positions of a tree cost nothing from the start and the nodes dominate the loss.
+            nn.init.normal_(module.weight, std=1.0)
             if module.padding_idx is not None:
                 with torch.no_grad():
                     module.weight[module.padding_idx].zero_()
@@ -207,7 +209,7 @@ class DTEPreTrainedModel(StrictLoadingMixin, PreTrainedModel):
             module.reset_operators()
         elif isinstance(module, DTEForTreeTransduction):
             nn.init.normal_(module.special_tokens, std=0.02)
-            nn.init.zeros_(module.label_bias)
+            nn.init.zeros_(module.logit_scale)
             if module.damper is not None:
                 # Small values, the last step a little ahead: training starts from the full number of steps.
                 for predictor in (module.damper, module.explorer):
@@ -225,7 +227,8 @@ class DTEForTreeTransduction(DTEPreTrainedModel):
         roles = self.interpreter.num_roles
         d_model = config.d_model
         self.fillers = nn.Embedding(config.vocab_size, config.filler_dim, padding_idx=EMPTY_ID)
-        self.label_bias = nn.Parameter(torch.zeros(config.vocab_size))
+        # Label logits are -exp(logit_scale) x the squared distance to each label's filler.
+        self.logit_scale = nn.Parameter(torch.zeros(()))
         # A tree enters the controller as one token: its content part, flattened and projected.
         self.tree_encoder = nn.Linear(config.filler_dim * roles, d_model)
         self.slot_embedding = nn.Embedding(config.num_steps + 2, d_model)
@@ -288,7 +291,11 @@ class DTEForTreeTransduction(DTEPreTrainedModel):
         a TPR; ``num_symbols`` ``(batch,)`` limits the pointer to the symbols the input holds."""
         dim = self.config.filler_dim
         content = tree[:, :dim].transpose(1, 2)
-        label_logits = content @ self.fillers.weight.T + self.label_bias
+        # Nearest filler, as the interpreter decodes: the empty label's filler is zero, so an empty position
+        # (zero content) reads as empty from the first step on, with no bias to learn.
+        fillers = self.fillers.weight
+        distances = content.square().sum(-1, keepdim=True) - 2 * content @ fillers.T + fillers.square().sum(-1)
+        label_logits = -self.logit_scale.exp() * distances
         identity = tree[:, dim:].transpose(1, 2).clamp(min=0) + _POINTER_FLOOR
         present = torch.arange(self.config.max_symbols, device=tree.device) < num_symbols.unsqueeze(-1)
         identity = identity * present.unsqueeze(1).to(identity.dtype)

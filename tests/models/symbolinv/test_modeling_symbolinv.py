@@ -797,7 +797,7 @@ def test_bf16_autocast_trains_and_generation_stays_renamed() -> None:
         loss.backward()
         optimizer.step()
         optimizer.zero_grad()
-        losses.append(float(loss))
+        losses.append(float(loss.detach()))
     assert all(math.isfinite(value) for value in losses) and losses[-1] < losses[0]
     model.eval()
     permutation = torch.randperm(model.config.num_symbol_slots, generator=torch.Generator().manual_seed(2))
