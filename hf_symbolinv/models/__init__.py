@@ -16,6 +16,7 @@ from transformers import (
 
 from . import dte, folnet, symbolinv, symbolinv_wrapper
 from .dte import DTEConfig, DTEForTreeTransduction
+from .dte.pipeline_dte import register_pipeline as register_tree_pipeline
 from .folnet import (
     FOLNetConfig,
     FOLNetForConditionalGeneration,
@@ -61,6 +62,7 @@ def _register() -> None:
     DTEConfig.register_for_auto_class()
     AutoModel.register(DTEConfig, DTEForTreeTransduction, exist_ok=True)
     DTEForTreeTransduction.register_for_auto_class("AutoModel")
+    register_tree_pipeline()
 
 
 _register()

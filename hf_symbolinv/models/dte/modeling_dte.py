@@ -147,13 +147,14 @@ class DTEEncoderLayer(GradientCheckpointingLayer):
         return self.ffn_norm(hidden + F.dropout(feed, p=self.dropout, training=self.training))
 
 
-def sinusoidal_encoding(position: int, dim: int, device: torch.device | None = None) -> torch.Tensor:
-    """The transformer's sinusoidal encoding of one integer ``position`` (``(dim,)``)."""
-    half = torch.arange(0, dim, 2, dtype=torch.float32, device=device)
-    angles = position * torch.exp(-math.log(10000.0) * half / dim)
-    out = torch.zeros(dim, device=device)
-    out[0::2] = torch.sin(angles)
-    out[1::2] = torch.cos(angles)[: dim // 2]
+def sinusoidal_encoding(positions: torch.Tensor | int, dim: int, device: torch.device | None = None) -> torch.Tensor:
+    """The transformer's sinusoidal encoding of integer ``positions`` (``(..., dim)``; ``(dim,)`` for an int)."""
+    positions = torch.as_tensor(positions, dtype=torch.float32, device=device)
+    frequencies = torch.exp(-math.log(10000.0) * torch.arange(0, dim, 2, dtype=torch.float32, device=device) / dim)
+    angles = positions.unsqueeze(-1) * frequencies
+    out = torch.zeros(*positions.shape, dim, device=device)
+    out[..., 0::2] = torch.sin(angles)
+    out[..., 1::2] = torch.cos(angles)[..., : dim // 2]
     return out
 
 
@@ -231,7 +232,6 @@ class DTEForTreeTransduction(DTEPreTrainedModel):
         self.logit_scale = nn.Parameter(torch.zeros(()))
         # A tree enters the controller as one token: its content part, flattened and projected.
         self.tree_encoder = nn.Linear(config.filler_dim * roles, d_model)
-        self.slot_embedding = nn.Embedding(config.num_steps + 2, d_model)
         # Two classification tokens: the operation weights are read at the first, the root filler at the second.
         self.special_tokens = nn.Parameter(torch.zeros(2, d_model))
         if config.controller == "dtm":
@@ -252,6 +252,14 @@ class DTEForTreeTransduction(DTEPreTrainedModel):
             self.damper = self.explorer = None
         self.gradient_checkpointing = False
         self.post_init()
+
+    def save_pretrained(self, save_directory, *args, **kwargs):
+        # Record the tree-transduction pipeline so pipeline(..., trust_remote_code=True) finds it; the relative
+        # import also makes save_pretrained copy the pipeline file (and the tokenizer's) next to this one.
+        from .pipeline_dte import PIPELINE_TASK, custom_pipeline_entry
+
+        self.config.custom_pipelines = {PIPELINE_TASK: custom_pipeline_entry()}
+        return super().save_pretrained(save_directory, *args, **kwargs)
 
     # -- trees in and out ------------------------------------------------------------------------------
     def input_trees(self, input_labels: torch.Tensor, input_symbols: torch.Tensor) -> torch.Tensor:
@@ -352,6 +360,11 @@ class DTEForTreeTransduction(DTEPreTrainedModel):
     def run_steps(self, input_tree: torch.Tensor, num_steps: int) -> tuple[list[torch.Tensor], torch.Tensor]:
         """The memory after ``num_steps`` steps (a list of TPRs: empty tree, input, one per step) and the
         operation weights ``(batch, num_steps, 3)``."""
+        if self.step_layers is not None and num_steps > len(self.step_layers):
+            raise ValueError(
+                f"num_steps={num_steps}: a DTM has one layer per step and this one has {len(self.step_layers)} "
+                "(config.num_steps); a DTE (controller='dte') runs any number of steps"
+            )
         trees = [torch.zeros_like(input_tree), input_tree]
         identity_width = self.config.max_symbols
         dim = self.config.filler_dim
@@ -359,8 +372,10 @@ class DTEForTreeTransduction(DTEPreTrainedModel):
         operation_weights = []
         for step in range(num_steps):
             memory = torch.stack(trees, dim=1)
-            slots = torch.arange(len(trees), device=memory.device)
-            encoded = self.tree_encoder(memory[:, :, :dim].flatten(2)) + self.slot_embedding(slots)
+            # Memory slots are told apart by a sinusoidal code: no parameter per step, so a model runs any
+            # number of steps (more than it was trained with, or the sluggish rule's later choices).
+            slots = sinusoidal_encoding(torch.arange(len(trees)), self.config.d_model, memory.device)
+            encoded = self.tree_encoder(memory[:, :, :dim].flatten(2)) + slots.to(memory.dtype)
             tokens = torch.cat([self.special_tokens.expand(batch, -1, -1).to(encoded.dtype), encoded], dim=1)
             operations, arguments, root = self._controller(tokens, step)
             # The new root is a base label or a new node: never a symbol's identity.

@@ -86,6 +86,8 @@ class TestDTEModel(ModelTesterMixin, StrictLoadingTesterMixin, RenamingInvarianc
             "tree_interpreter.py",
             "bracketed.py",
             "loading.py",
+            "pipeline_dte.py",
+            "tokenization_dte.py",
             "dte_tokenizer.json",
         }
     )
@@ -219,8 +221,8 @@ def test_dtm_parameters_grow_with_steps_and_dte_parameters_do_not():
     dte = [count(controller="dte", num_steps=steps) for steps in (2, 4, 8)]
     layer = dtm[1] - dtm[0]
     assert layer > 0 and dtm[2] - dtm[1] == 2 * layer
-    # The DTE's only per-step parameters are the memory-slot embeddings (one d_model vector per tree).
-    assert dte[1] - dte[0] == 2 * 16 and dte[2] - dte[1] == 4 * 16
+    # The DTE has no per-step parameter (memory slots have a sinusoidal code).
+    assert dte[0] == dte[1] == dte[2]
 
 
 def test_sparse_routing_equals_a_dense_mixture_with_the_other_gates_zeroed():
@@ -333,3 +335,38 @@ def test_trainer_trains_and_the_loss_falls(tmp_path, controller, termination, to
     trainer.train()
     losses = [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]
     assert sum(losses[-5:]) / 5 < 0.7 * sum(losses[:5]) / 5, losses
+
+
+def test_the_pipeline_answers_like_the_model_and_loads_without_the_package(tmp_path):
+    model = trained_model(controller="dte", top_k=2)
+    tok = tokenizer()
+    model.save_pretrained(tmp_path)
+    tok.save_pretrained(tmp_path)
+    encoded, names = model_inputs(SOURCES)
+    with torch.no_grad():
+        out = model(**encoded)
+    expected = tok.batch_decode(out.label_logits, out.symbol_probs, names)
+    from transformers import pipeline
+
+    pipe = pipeline("tree-transduction", model=str(tmp_path), trust_remote_code=True)
+    assert [answer[0]["generated_text"] for answer in pipe(SOURCES)] == expected
+    # More steps than the model's default: an oracle count for harder inputs.
+    assert len(pipe(SOURCES[0], num_steps=6)) == 1
+    script = f"""
+import sys
+sys.modules["hf_symbolinv"] = None
+from transformers import pipeline
+pipe = pipeline("tree-transduction", model={str(tmp_path)!r}, trust_remote_code=True)
+assert not type(pipe).__module__.startswith("hf_symbolinv")
+print("ANSWERS", [answer[0]["generated_text"] for answer in pipe({SOURCES!r})])
+"""
+    import os
+    import subprocess
+    import sys
+
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert f"ANSWERS {expected!r}" in done.stdout, done.stdout
