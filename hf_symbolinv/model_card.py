@@ -1,5 +1,5 @@
-"""Filling in the model card templates (``model_cards/template.md``, ``model_cards/folnet.md``) for a trained
-model."""
+"""Filling in the model card templates (``model_cards/template.md``, ``model_cards/folnet.md``,
+``model_cards/dte.md``) for a trained model."""
 
 from __future__ import annotations
 
@@ -78,6 +78,8 @@ def fill_model_card(
         return _folnet_card(
             config, about, model_ref, preset, training_data, report, split, parameters, extra_limitations
         )
+    if config.model_type == "dte":
+        return _dte_card(config, about, model_ref, training_data, report, split, parameters, extra_limitations)
     embedding_description = {
         "streams": "one stream per symbol",
         "fixed": "fixed-embedding baseline",
@@ -170,5 +172,55 @@ def _folnet_card(
         training_data=training_data or "Not recorded.",
         evaluation=evaluation_table(report, split),
         invariance=FOLNET_INVARIANCE[invariant],
+        extra_limitations=extra_limitations,
+    )
+
+
+DTE_ARCHITECTURES = {
+    ("dtm", "oracle"): "Differentiable Tree Machine (one transformer layer per step)",
+    ("dte", "oracle"): "Differentiable Tree Experts (one mixture of experts shared by every step)",
+    ("dte", "sluggish"): "Terminating Differentiable Tree Experts (the number of steps is learned)",
+    ("dtm", "sluggish"): "Differentiable Tree Machine with the sluggish termination",
+}
+
+
+def _dte_card(
+    config: Any,
+    about: Any,
+    model_ref: str,
+    training_data: str | None,
+    report: Mapping[str, Any] | None,
+    split: str,
+    parameters: int | None,
+    extra_limitations: str,
+) -> str:
+    architecture = DTE_ARCHITECTURES[(config.controller, config.termination)]
+    experts = f"sparse, top {config.top_k}" if config.top_k < config.num_experts else "dense"
+    return render_card(
+        "dte",
+        title=f"{architecture.split(' (')[0]}: {about.name}",
+        task=about.name,
+        task_description=about.description,
+        architecture=architecture,
+        intended_use=about.intended_use,
+        model_ref=model_ref,
+        example_input=about.example,
+        controller="a transformer layer per step"
+        if config.controller == "dtm"
+        else f"mixture of {config.num_experts} experts ({experts}) and a router",
+        termination="oracle (a fixed number of steps)"
+        if config.termination == "oracle"
+        else "sluggish (damper and explorer predictors)",
+        steps=config.num_steps,
+        max_depth=config.max_depth,
+        num_roles=2 ** (config.max_depth + 1) - 1,
+        filler_dim=config.filler_dim,
+        max_symbols=config.max_symbols,
+        d_model=config.d_model,
+        heads=config.num_heads,
+        ffn=config.ffn_dim,
+        parameters=f"{parameters:,}" if parameters is not None else "see config",
+        training_data=training_data or "Not recorded.",
+        evaluation=evaluation_table(report, split),
         extra_limitations=extra_limitations,
     )

@@ -1,6 +1,6 @@
 """Model card templates (Markdown with ``{placeholders}``), filled in by ``hf_symbolinv.model_card.render_card``:
-``template.md`` (trained and evaluated SITs), ``folnet.md`` (trained FOLNets), ``demo.md`` (the demo's model),
-``conversion.md`` (converted checkpoints)."""
+``template.md`` (trained and evaluated SITs), ``folnet.md`` (trained FOLNets), ``dte.md`` (trained tree
+transducers), ``demo.md`` (the demo's model), ``conversion.md`` (converted checkpoints)."""
 
 from importlib.resources import files
 

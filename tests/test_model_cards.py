@@ -10,7 +10,7 @@ import pytest
 from hf_symbolinv.model_card import render_card
 
 
-@pytest.mark.parametrize("name", ["template", "demo", "conversion", "folnet"])
+@pytest.mark.parametrize("name", ["template", "demo", "conversion", "folnet", "dte"])
 def test_every_template_fills_completely(name: str) -> None:
     text = files("model_cards").joinpath(f"{name}.md").read_text()
     fields = {re.sub(r"[:!].*", "", field) for field in re.findall(r"\{([^{}]+)\}", text)}
@@ -24,3 +24,18 @@ def test_a_missing_field_or_template_is_named() -> None:
         render_card("conversion", source="runs/vanilla")
     with pytest.raises(ValueError, match="no model card template 'nope'"):
         render_card("nope")
+
+
+def test_a_dte_card_says_what_the_model_is() -> None:
+    from hf_symbolinv.model_card import fill_model_card
+    from hf_symbolinv.models.dte import DTEConfig
+
+    config = DTEConfig(controller="dte", termination="sluggish", top_k=4, max_depth=5, num_steps=20)
+    card = fill_model_card(config, task="tree", model_ref="me/dte", parameters=1234567)
+    assert card.startswith("---\nlibrary_name: transformers")
+    assert "# Terminating Differentiable Tree Experts: tree" in card
+    assert "| controller | mixture of 16 experts (sparse, top 4) and a router |" in card
+    assert "| tree depth (root = 0) / positions | 5 / 63 |" in card
+    assert "| parameters | 1,234,567 |" in card
+    assert 'pipeline("tree-transduction", model="me/dte", trust_remote_code=True)' in card
+    assert not re.search(r"\{[a-z_]+\}", card)
