@@ -74,6 +74,7 @@ from .notation import (
     parse_ltl,
     parse_prop,
     parse_trace,
+    polish_tokens,
 )
 from .prop import PropSolveResult, check_assignment, clear_prop_caches, evaluate_prop, solve_prop
 from .random_formulas import (
@@ -116,6 +117,7 @@ __all__ = [
     "parse_ltl",
     "format_ltl",
     "parse_trace",
+    "polish_tokens",
     "format_trace",
     "parse_prop",
     "format_prop",

@@ -589,6 +589,14 @@ def format_formula(f: Formula, notation: str = "polish", style: str = "model") -
     return _infix(f, INFIX_SPELLING[style])
 
 
+def polish_tokens(f: Formula, style: str = "model") -> list[str]:
+    """The Polish-notation tokens of ``f`` with the ``style`` spellings (for callers that join them their own
+    way, e.g. always with spaces)."""
+    if style not in OUTPUT_SPELLING:
+        raise ValueError(f"unknown style {style!r}; choose one of {sorted(OUTPUT_SPELLING)}")
+    return _polish_tokens(f, OUTPUT_SPELLING[style])
+
+
 def format_ltl(f: Formula | str, notation: str = "polish") -> str:
     """Print an LTL formula in the LTL model vocabulary (``&aXb`` or ``a & X b``): ``<->`` and ``xor``, which
     it lacks, are rewritten into ``! & |`` (a ``ValueError`` when that exceeds ``MAX_CORE_SIZE`` nodes).

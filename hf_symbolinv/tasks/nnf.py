@@ -27,7 +27,6 @@ NNF_OPERATORS: tuple[str, ...] = ("!", "&", "|")
 NNF_INPUT_OPERATORS: tuple[str, ...] = ("!", "&", "|", "=", "^")
 #: The arity of each connective (a DTE tokenizer's ``arities`` for the ``polish`` input format).
 NNF_ARITIES: dict[str, int] = {"!": 1, "&": 2, "|": 2, "=": 2, "^": 2}
-_SPELLING = {"not": "!", "and": "&", "or": "|", "equiv": "=", "xor": "^", "true": "1", "false": "0"}
 
 
 def to_nnf(formula: Formula, positive: bool = True) -> Formula:
@@ -76,16 +75,7 @@ def equivalent(first: Formula, second: Formula) -> bool:
 
 def format_nnf(formula: Formula) -> str:
     """Polish notation in the model spelling, tokens separated by single spaces: ``| & a b ! c``."""
-    tokens: list[str] = []
-    stack = [formula]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, Atom):
-            tokens.append(node.name)
-        else:
-            tokens.append(_SPELLING[node.op])
-            stack.extend(reversed(node.children))
-    return " ".join(tokens)
+    return " ".join(logic.polish_tokens(formula))
 
 
 def formula_depth(formula: Formula) -> int:
