@@ -25,6 +25,7 @@ import json
 import os
 import platform
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
@@ -135,10 +136,13 @@ def evaluate_kinship(model_dir: Path, test: object) -> dict:
     }
 
 
-def experiment_kinship(args: argparse.Namespace) -> tuple[list[dict], str]:
-    data, test = kinship_data(args.data_dir, args.samples)
+def run_presets(
+    args: argparse.Namespace, table: dict, data: Path, task: str, evaluate: Callable[[Path], dict]
+) -> list[dict]:
+    """Train every run of ``table`` (name -> preset, ``--set`` settings, note) on ``data`` unless ``--only``
+    leaves it out, and evaluate each with ``evaluate(model_dir)``."""
     runs = []
-    for name, (preset, settings, note) in KINSHIP_RUNS.items():
+    for name, (preset, settings, note) in table.items():
         if args.only and name not in args.only:
             continue
         runs.append(
@@ -154,37 +158,30 @@ def experiment_kinship(args: argparse.Namespace) -> tuple[list[dict], str]:
                     "--preset",
                     preset,
                     settings=settings,
-                    task="kinship",
+                    task=task,
                 ),
                 {},
                 1,
                 f"{note}; `--preset {preset} --set {' '.join(settings)}`",
-                evaluate=lambda model_dir: evaluate_kinship(model_dir, test),
+                evaluate=evaluate,
             )
         )
+    return runs
+
+
+def experiment_kinship(args: argparse.Namespace) -> tuple[list[dict], str]:
+    data, test = kinship_data(args.data_dir, args.samples)
+    runs = run_presets(args, KINSHIP_RUNS, data, "kinship", lambda model_dir: evaluate_kinship(model_dir, test))
     return runs, "Kinship: FOLNet variants against a transformer, CPU scale"
 
 
 def experiment_prop(args: argparse.Namespace) -> tuple[list[dict], str]:
     _, tests = build_data(args.data_dir, args.samples, args.test_samples)
-    data = args.data_dir / "prop-35"
-    runs = []
-    for name, (preset, settings, note) in PROP_RUNS.items():
-        if args.only and name not in args.only:
-            continue
-        runs.append(
-            run_once(
-                args.out,
-                name,
-                lambda preset=preset, settings=settings, name=name: train(
-                    args.out, name, data, args.steps, args.batch_size, "--preset", preset, settings=settings
-                ),
-                tests,
-                args.beam,
-                f"{note}; `--preset {preset} --set {' '.join(settings)}`",
-                evaluate=lambda model_dir: evaluate_saved(model_dir, tests, args.beam),
-            )
-        )
+
+    def evaluate(model_dir: Path) -> dict:
+        return evaluate_saved(model_dir, tests, args.beam)
+
+    runs = run_presets(args, PROP_RUNS, args.data_dir / "prop-35", "prop", evaluate)
     return runs, "Propositional task: the renaming-invariant FOLNet against the SIT and a transformer, CPU scale"
 
 
