@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import codecs
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -11,7 +10,7 @@ import datasets
 
 from hf_symbolinv.logic import LogicSyntaxError, symbols_of
 
-from .errors import DatasetBuildError, DeepLTLFilesNotFoundError
+from .errors import DeepLTLFilesNotFoundError, FileLineError, read_text_lines
 from .output import FEATURES, rows_to_dataset
 
 if TYPE_CHECKING:
@@ -21,13 +20,8 @@ if TYPE_CHECKING:
 # ---------------------------------------------------------------------------------------------------
 # The original DeepLTL files
 # ---------------------------------------------------------------------------------------------------
-class DeepLTLFormatError(DatasetBuildError):
+class DeepLTLFormatError(FileLineError):
     """A malformed line in a DeepLTL ``train.txt``/``val.txt``/``test.txt`` file."""
-
-    def __init__(self, path: Path, line: int, message: str) -> None:
-        super().__init__(f"{path}, line {line}: {message}")
-        self.path = path
-        self.line = line
 
 
 DEEPLTL_SPLITS = {"train": "train.txt", "validation": "val.txt", "test": "test.txt"}
@@ -37,21 +31,7 @@ def read_lines(path: Path) -> list[str]:
     """The lines of a DeepLTL file without trailing blank lines; a UTF-8 byte-order mark is skipped
     (editors on Windows add one). A binary, non-UTF-8 or empty file raises :class:`DeepLTLFormatError`."""
     path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        raise DatasetBuildError(f"cannot read {path}: {error.strerror or error}") from None
-    if data.startswith(codecs.BOM_UTF8):
-        data = data[len(codecs.BOM_UTF8) :]
-    if b"\0" in data:
-        line = data.count(b"\n", 0, data.index(b"\0")) + 1
-        raise DeepLTLFormatError(path, line, "binary data (a NUL byte); expected a text file")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = data.count(b"\n", 0, error.start) + 1
-        raise DeepLTLFormatError(path, line, f"not UTF-8 text (byte 0x{data[error.start]:02x})") from None
-    lines = text.split("\n")
+    lines = read_text_lines(path, DeepLTLFormatError)
     while lines and not lines[-1].strip():
         lines.pop()  # trailing newline(s)
     if not lines:

@@ -3,8 +3,10 @@ problem and the path (the command line prints it and exits with status 2)."""
 
 from __future__ import annotations
 
+import codecs
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 
@@ -31,6 +33,34 @@ class EmptyDatasetError(DatasetBuildError):
 class DeepLTLFilesNotFoundError(DatasetBuildError, FileNotFoundError):
     """No DeepLTL ``train.txt``/``val.txt``/``test.txt`` where they were looked for (also a
     ``FileNotFoundError``, as it was before these errors had their own class)."""
+
+
+class FileLineError(DatasetBuildError):
+    """A malformed line of a source file the user gave (the message names the file and the 1-based line)."""
+
+    def __init__(self, path: os.PathLike | str, line: int, message: str) -> None:
+        super().__init__(f"{path}, line {line}: {message}")
+        self.path = path
+        self.line = line
+
+
+def read_text_lines(path: os.PathLike | str, error: type[FileLineError]) -> list[str]:
+    """The lines of a user's text file; a UTF-8 byte-order mark is skipped (editors on Windows add one). An
+    unreadable file raises :class:`DatasetBuildError`, binary data or non-UTF-8 text ``error`` at its line."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as failure:
+        raise DatasetBuildError(f"cannot read {path}: {failure.strerror or failure}") from None
+    if data.startswith(codecs.BOM_UTF8):
+        data = data[len(codecs.BOM_UTF8) :]
+    if b"\0" in data:
+        line = data.count(b"\n", 0, data.index(b"\0")) + 1
+        raise error(path, line, "binary data (a NUL byte); expected a text file")
+    try:
+        return data.decode("utf-8").split("\n")
+    except UnicodeDecodeError as failure:
+        line = data.count(b"\n", 0, failure.start) + 1
+        raise error(path, line, f"not UTF-8 text (byte 0x{data[failure.start]:02x})") from None
 
 
 #: Keys of a build's info that describe its result rather than its parameters.

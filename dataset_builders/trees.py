@@ -47,7 +47,6 @@ input tree: for ``nnf`` the formula's size).
 
 from __future__ import annotations
 
-import codecs
 import json
 import os
 import random
@@ -76,7 +75,7 @@ from hf_symbolinv.tasks.trees import (
 from hf_symbolinv.trees import Tree, format_bracketed, parse_bracketed
 
 from .cards import card_metadata, markdown_table
-from .errors import DatasetBuildError
+from .errors import DatasetBuildError, FileLineError, read_text_lines
 from .generation import Outcome, default_chunk_size, derived_rng, fingerprint_of, generate
 from .output import FEATURES, LETTERS, SPLIT_FRACTIONS, BuildDirectory, rows_to_dataset, write_dataset
 from .params import BuildParams, ConfigSpec, resolve_params
@@ -1023,13 +1022,8 @@ def build_trees(
 # ---------------------------------------------------------------------------------------------------
 # The original DTM data files
 # ---------------------------------------------------------------------------------------------------
-class DTMFormatError(DatasetBuildError):
+class DTMFormatError(FileLineError):
     """A malformed line in an original DTM ``*.jsonl`` file (the message names the file and the line)."""
-
-    def __init__(self, path: Path, line: int, message: str) -> None:
-        super().__init__(f"{path}, line {line}: {message}")
-        self.path = path
-        self.line = line
 
 
 #: File stems of the DTM split files, and the split each becomes (any other stem is a split of its own).
@@ -1054,26 +1048,12 @@ def parse_dtm_tree(text: str) -> Tree:
     return parse_bracketed(text, unary=True)
 
 
-def _dtm_lines(path: Path) -> list[str]:
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        raise DatasetBuildError(f"cannot read {path}: {error.strerror or error}") from None
-    if data.startswith(codecs.BOM_UTF8):
-        data = data[len(codecs.BOM_UTF8) :]
-    try:
-        return data.decode("utf-8").split("\n")
-    except UnicodeDecodeError as error:
-        line = data.count(b"\n", 0, error.start) + 1
-        raise DTMFormatError(path, line, f"not UTF-8 text (byte 0x{data[error.start]:02x})") from None
-
-
 def read_dtm_file(path: str | os.PathLike) -> list[dict[str, Any]]:
     """Rows of one DTM ``*.jsonl`` file: one JSON object with ``source`` and ``target`` trees a line (blank
     lines are skipped)."""
     path = Path(path)
     rows = []
-    for number, line in enumerate(_dtm_lines(path), start=1):
+    for number, line in enumerate(read_text_lines(path, DTMFormatError), start=1):
         if not line.strip():
             continue
         try:
