@@ -8,7 +8,7 @@ import multiprocessing
 import os
 import random
 from collections import Counter, deque
-from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -299,17 +299,32 @@ def generate(
     return rows[:total], state
 
 
+def split_counts(total: int, fractions: Mapping[str, float]) -> dict[str, int]:
+    """Rows per split when ``total`` rows are cut into the given fractions (the last split takes the rest)."""
+    names = list(fractions)
+    out: dict[str, int] = {}
+    left = total
+    for i, name in enumerate(names):
+        out[name] = left if i == len(names) - 1 else round(fractions[name] * total)
+        left -= out[name]
+    return out
+
+
+def equal_quotas(total: int, sizes: Sequence[int]) -> dict[int, int]:
+    """``total`` shared equally among ``sizes`` (the remainder, one each, to the first ones)."""
+    share, rest = divmod(total, len(sizes))
+    return {k: share + (i < rest) for i, k in enumerate(sizes)}
+
+
 def split_rows(rows: list[dict[str, Any]], fractions: Mapping[str, float], seed: int) -> dict[str, list[dict]]:
     """Shuffle deterministically, then cut into splits of the given fractions (the last takes the rest)."""
     order = list(range(len(rows)))
     derived_rng(seed, "split").shuffle(order)
-    names = list(fractions)
     out: dict[str, list[dict]] = {}
     start = 0
-    for i, name in enumerate(names):
-        end = len(order) if i == len(names) - 1 else start + round(fractions[name] * len(order))
-        out[name] = [rows[j] for j in order[start:end]]
-        start = end
+    for name, count in split_counts(len(order), fractions).items():
+        out[name] = [rows[j] for j in order[start : start + count]]
+        start += count
     return out
 
 

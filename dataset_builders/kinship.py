@@ -52,7 +52,15 @@ from hf_symbolinv.tasks.kinship import (
 )
 
 from .cards import card_metadata, markdown_table
-from .generation import Outcome, default_chunk_size, derived_rng, fingerprint_of, generate
+from .generation import (
+    Outcome,
+    default_chunk_size,
+    derived_rng,
+    equal_quotas,
+    fingerprint_of,
+    generate,
+    split_counts,
+)
 from .output import FEATURES, LETTERS, SPLIT_FRACTIONS, BuildDirectory, write_dataset
 from .params import BuildParams, ConfigSpec, resolve_params
 
@@ -356,23 +364,6 @@ _FIELDS = {
 }
 
 
-def _split_sizes(total: int) -> dict[str, int]:
-    """Samples per split, as :func:`~dataset_builders.generation.split_rows` cuts them (the last takes the rest)."""
-    out: dict[str, int] = {}
-    left = total
-    names = list(SPLIT_FRACTIONS)
-    for i, name in enumerate(names):
-        out[name] = left if i == len(names) - 1 else round(SPLIT_FRACTIONS[name] * total)
-        left -= out[name]
-    return out
-
-
-def _quotas(total: int, sizes: Sequence[int]) -> dict[int, int]:
-    """``total`` shared equally among the chain lengths (the remainder to the shortest)."""
-    share, rest = divmod(total, len(sizes))
-    return {k: share + (i < rest) for i, k in enumerate(sizes)}
-
-
 def _check(spec: ConfigSpec, params: BuildParams) -> None:
     train_pool, test_pool = name_pools(params.num_symbols)
     # The grid too: its test pool is the one `kinship` leaves with the same --num-symbols (and its card names both).
@@ -504,13 +495,13 @@ def build_kinship(
     train_pool, test_pool = name_pools(params.num_symbols)
     test_sizes = tuple(range(params.min_size, params.max_size + 1))
     if spec.is_grid:
-        plan = {"test": (test_sizes, test_pool, _quotas(params.num_samples * len(test_sizes), test_sizes))}
+        plan = {"test": (test_sizes, test_pool, equal_quotas(params.num_samples * len(test_sizes), test_sizes))}
     else:
-        counts = _split_sizes(params.num_samples)
+        counts = split_counts(params.num_samples, SPLIT_FRACTIONS)
         plan = {
-            "train": (TRAIN_SIZES, train_pool, _quotas(counts["train"], TRAIN_SIZES)),
-            "validation": (TRAIN_SIZES, train_pool, _quotas(counts["validation"], TRAIN_SIZES)),
-            "test": (test_sizes, test_pool, _quotas(counts["test"], test_sizes)),
+            "train": (TRAIN_SIZES, train_pool, equal_quotas(counts["train"], TRAIN_SIZES)),
+            "validation": (TRAIN_SIZES, train_pool, equal_quotas(counts["validation"], TRAIN_SIZES)),
+            "test": (test_sizes, test_pool, equal_quotas(counts["test"], test_sizes)),
         }
     info = {"config": spec.name, "family": "kinship", "stories": STORY_VERSION, **params.as_dict()}
     info["fingerprint"] = fingerprint_of(info)

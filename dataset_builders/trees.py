@@ -76,7 +76,7 @@ from hf_symbolinv.trees import Tree, format_bracketed, parse_bracketed
 
 from .cards import card_metadata, markdown_table
 from .errors import DatasetBuildError, FileLineError, read_text_lines
-from .generation import Outcome, default_chunk_size, derived_rng, fingerprint_of, generate
+from .generation import Outcome, default_chunk_size, derived_rng, equal_quotas, fingerprint_of, generate, split_counts
 from .output import FEATURES, LETTERS, SPLIT_FRACTIONS, BuildDirectory, rows_to_dataset, write_dataset
 from .params import BuildParams, ConfigSpec, resolve_params
 
@@ -732,28 +732,14 @@ _STRUCTURE_NAMES = {
 def split_sizes(total: int) -> dict[str, int]:
     """Rows per split: ``train``/``validation``/``test`` 80/10/10 of ``total`` (the test takes the rest), each
     OOD split as many as ``test``."""
-    train = round(SPLIT_FRACTIONS["train"] * total)
-    validation = round(SPLIT_FRACTIONS["validation"] * total)
-    test = total - train - validation
-    return {
-        "train": train,
-        "validation": validation,
-        "test": test,
-        "test_ood_lexical": test,
-        "test_ood_structural": test,
-    }
+    counts = split_counts(total, SPLIT_FRACTIONS)
+    return {**counts, "test_ood_lexical": counts["test"], "test_ood_structural": counts["test"]}
 
 
 def structure_ranges(config: str, max_size: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """The structural measures of the in-distribution splits and of ``test_ood_structural``."""
     train = TRAIN_STRUCTURE[config]
     return train, tuple(range(max(train) + 1, max_size + 1))
-
-
-def _quotas(total: int, sizes: Sequence[int]) -> dict[int, int]:
-    """``total`` shared equally among the measures (the remainder to the smallest)."""
-    share, rest = divmod(total, len(sizes))
-    return {k: share + (i < rest) for i, k in enumerate(sizes)}
 
 
 def _check(spec: ConfigSpec, params: BuildParams, max_depth: int) -> None:
@@ -1000,7 +986,7 @@ def build_trees(
                 FEATURES,
                 directory.part(f"{spec.name}-{name}"),
                 info["fingerprint"],
-                limits=_quotas(total, sizes),
+                limits=equal_quotas(total, sizes),
                 workers=1,
                 chunk_size=chunk_size or max(1000, default_chunk_size(total)),  # drawing is fast: commit less often
                 description=f"{spec.name} {name}",
