@@ -367,22 +367,28 @@ class DTEForTreeTransduction(DTEPreTrainedModel):
             )
         trees = [torch.zeros_like(input_tree), input_tree]
         identity_width = self.config.max_symbols
-        dim = self.config.filler_dim
         batch = input_tree.shape[0]
+        # A tree's token never changes once it is in memory: encode each tree once, not at every step.
+        encoded = [self._encode_tree(tree, slot) for slot, tree in enumerate(trees)]
         operation_weights = []
         for step in range(num_steps):
             memory = torch.stack(trees, dim=1)
-            # Memory slots are told apart by a sinusoidal code: no parameter per step, so a model runs any
-            # number of steps (more than it was trained with, or the sluggish rule's later choices).
-            slots = sinusoidal_encoding(torch.arange(len(trees)), self.config.d_model, memory.device)
-            encoded = self.tree_encoder(memory[:, :, :dim].flatten(2)) + slots.to(memory.dtype)
-            tokens = torch.cat([self.special_tokens.expand(batch, -1, -1).to(encoded.dtype), encoded], dim=1)
+            tokens = torch.cat([self.special_tokens.expand(batch, -1, -1).to(encoded[0].dtype), *encoded], dim=1)
             operations, arguments, root = self._controller(tokens, step)
             # The new root is a base label or a new node: never a symbol's identity.
             root = torch.cat([root, root.new_zeros(batch, identity_width)], dim=-1)
             trees.append(self.interpreter.step(memory, operations, arguments, root))
+            encoded.append(self._encode_tree(trees[-1], len(trees) - 1))
             operation_weights.append(operations)
         return trees, torch.stack(operation_weights, dim=1)
+
+    def _encode_tree(self, tree: torch.Tensor, slot: int) -> torch.Tensor:
+        """The controller's token ``(batch, 1, d_model)`` of a tree in memory slot ``slot``: its content part,
+        flattened and projected, plus a sinusoidal code of the slot (no parameter per slot, so a model runs any
+        number of steps: more than it was trained with, or the sluggish rule's later choices)."""
+        content = tree[:, : self.config.filler_dim].flatten(1)
+        slot_code = sinusoidal_encoding(slot, self.config.d_model, tree.device).to(content.dtype)
+        return (self.tree_encoder(content) + slot_code).unsqueeze(1)
 
     # -- forward ---------------------------------------------------------------------------------------
     def answer_steps(self) -> int:

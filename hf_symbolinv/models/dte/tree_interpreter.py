@@ -4,7 +4,8 @@ A binary tree of depth at most ``max_depth`` is a Tensor Product Representation 
 ``(filler_dim, num_roles)`` whose column ``r`` is the filler of the node at tree position ``r``. Roles
 are one-hot (so unbinding is exact), positions are numbered breadth-first (root 0, children of
 ``i`` at ``2i+1`` and ``2i+2``). The structural operations are linear maps on the role axis,
-precomputed once as buffers:
+precomputed once as buffers (and applied as the gathers they are: each row of a matrix holds at most one 1, so
+``tpr @ M.T`` reads one source column per target role, or none):
 
 - ``D0`` / ``D1`` (car / cdr) move the left / right subtree up to the root;
 - ``E0`` / ``E1`` move a whole tree down into the left / right subtree (nodes that would fall below
@@ -18,6 +19,7 @@ may be ``None``.
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from .bracketed import Tree
@@ -68,6 +70,7 @@ class TreeInterpreter(nn.Module):
         self.num_roles = num_roles_for_depth(max_depth)
         for name, mat in _operator_matrices(max_depth).items():
             self.register_buffer(name, mat, persistent=False)
+            self.register_buffer(f"{name}_source", torch.zeros(self.num_roles, dtype=torch.long), persistent=False)
         self.register_buffer("root_role", torch.zeros(self.num_roles), persistent=False)
         self.reset_operators()
 
@@ -78,13 +81,17 @@ class TreeInterpreter(nn.Module):
         from its ``_init_weights``."""
         for name, mat in _operator_matrices(self.max_depth).items():
             getattr(self, name).copy_(mat)
+            # The source role of each target role; num_roles (a zero column appended) where none moves there.
+            source = torch.where(mat.sum(-1) > 0, mat.argmax(-1), torch.full_like(mat.argmax(-1), self.num_roles))
+            getattr(self, f"{name}_source").copy_(source)
         self.root_role.zero_()
         self.root_role[0] = 1.0
 
     # -- the operators (tpr: (..., filler_dim, num_roles)) -------------------------------------
     def _apply_op(self, tpr: torch.Tensor, name: str) -> torch.Tensor:
-        mat = getattr(self, name)
-        return tpr @ mat.to(dtype=tpr.dtype, device=tpr.device).T
+        # Equal to ``tpr @ M.T`` (tested), in O(roles) instead of O(roles²): the dense product dominated training.
+        source = getattr(self, f"{name}_source").to(tpr.device)
+        return F.pad(tpr, (0, 1)).index_select(-1, source)
 
     def car(self, tpr: torch.Tensor) -> torch.Tensor:
         """The left subtree, moved to the root."""

@@ -108,3 +108,13 @@ def test_blended_step_gradcheck():
         return interp.step(memory, op_logits.softmax(-1), arg_logits.softmax(-1), root)
 
     assert torch.autograd.gradcheck(f, (memory, op_logits, arg_logits, root))
+
+
+@pytest.mark.parametrize("name", ["D0", "D1", "E0", "E1"])
+def test_operators_apply_as_their_matrices(name):
+    # The operators run as gathers; they must equal the dense linear maps they stand for.
+    interp = TreeInterpreter(4)
+    torch.manual_seed(1)
+    tpr = torch.randn(3, 5, interp.num_roles, dtype=torch.float64)
+    dense = tpr @ getattr(interp, name).double().T
+    torch.testing.assert_close(interp._apply_op(tpr, name), dense, rtol=0, atol=0)
