@@ -4,13 +4,17 @@ family and to a task's vocabulary (``symbolinv train --preset``, the benchmarks)
 SIT presets (``prop-best``, ``ltl-vanilla``, ``kinship``, ...) are each for one vocabulary; FOLNet presets
 (``folnet-small``, ``folnet-base``, ...) are sizes, given the task's vocabulary here: its base tokens, its
 symbol slots, its Polish-notation arities (the parse-tree relations of the invariant variant) where it has
-any, and the special token ids of the family's tokenizer.
+any, and the special token ids of the family's tokenizer. DTE presets (``dtm-small``, ``dte-small``,
+``dte-sparse-small``, ``tdte-small`` and their ``-paper`` widths) are for the tree tasks (``tree``, ``nnf``),
+whose labels come from :func:`tree_tokenizer`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from .models.dte.configuration_dte import PRESETS as DTE_PRESETS
+from .models.dte.configuration_dte import DTEConfig
 from .models.folnet.configuration_folnet import PRESETS as FOLNET_PRESETS
 from .models.folnet.configuration_folnet import FOLNetConfig
 from .models.symbolinv.configuration_symbolinv import DEFAULT_MAX_SYMBOLS, SymbolInvConfig
@@ -22,7 +26,10 @@ from .tasks import get_task
 PRESET_CONFIGS: dict[str, type] = {
     **{name: SymbolInvConfig for name in SIT_PRESETS},
     **{name: FOLNetConfig for name in FOLNET_PRESETS},
+    **{name: DTEConfig for name in DTE_PRESETS},
 }
+#: The tasks the tree family (DTE presets) is for.
+TREE_TASKS = ("tree", "nnf")
 
 
 def preset_config_class(preset: str) -> type:
@@ -39,6 +46,17 @@ def new_model_config(preset: str, task: str, **overrides: Any) -> Any:
     vocabulary, or a bad field.
     """
     config_class = preset_config_class(preset)
+    if config_class is DTEConfig:
+        if task not in TREE_TASKS:
+            raise ValueError(f"preset `{preset}` is for the tree tasks ({', '.join(TREE_TASKS)}), not task {task!r}")
+        config = DTEConfig.from_preset(preset, **overrides)
+        tokenizer = tree_tokenizer(task, config.max_depth, config.max_symbols)
+        # The labels are the task's: overriding vocab_size or vocabulary would only break the model's checks.
+        return DTEConfig.from_preset(
+            preset, **{**overrides, "vocab_size": tokenizer.vocab_size, "vocabulary": get_task(task).vocabulary}
+        )
+    if task in TREE_TASKS:
+        raise ValueError(f"task {task!r} is for the tree family: choose a DTE preset ({', '.join(DTE_PRESETS)})")
     vocabulary = get_vocabulary(get_task(task).vocabulary)
     if config_class is SymbolInvConfig:
         config = SymbolInvConfig.from_preset(preset, **overrides)
@@ -60,4 +78,27 @@ def new_model_config(preset: str, task: str, **overrides: Any) -> Any:
     return FOLNetConfig.from_preset(preset, **{**fields, **overrides})
 
 
-__all__ = ["PRESET_CONFIGS", "new_model_config", "preset_config_class"]
+def tree_tokenizer(task: str, max_depth: int, max_symbols: int) -> Any:
+    """The DTE tokenizer of a task: ``tree`` (bracketed trees, the tree tasks' base labels and symbol rule) or
+    ``nnf`` (propositional formulas in Polish notation, letters as symbols)."""
+    from .models.dte import DTETreeTokenizer
+    from .tasks.nnf import NNF_ARITIES
+    from .tasks.trees import TREE_BASE_LABELS, TREE_SYMBOL_PATTERN
+
+    if task == "tree":
+        return DTETreeTokenizer(
+            list(TREE_BASE_LABELS), max_depth=max_depth, max_symbols=max_symbols, symbol_pattern=TREE_SYMBOL_PATTERN
+        )
+    if task == "nnf":
+        return DTETreeTokenizer(
+            list(NNF_ARITIES),
+            max_depth=max_depth,
+            max_symbols=max_symbols,
+            symbol_pattern="[a-z]",
+            input_format="polish",
+            arities=NNF_ARITIES,
+        )
+    raise ValueError(f"task {task!r} is not a tree task; the DTE family takes task tree or nnf")
+
+
+__all__ = ["PRESET_CONFIGS", "TREE_TASKS", "new_model_config", "preset_config_class", "tree_tokenizer"]

@@ -106,6 +106,14 @@ def add_data_parser(subparsers: _Subparsers) -> None:
     build.add_argument(
         "--max-size", type=_positive_int, default=None, metavar="M", help="largest formula size (copy: longest string)"
     )
+    build.add_argument(
+        "--max-depth",
+        type=_positive_int,
+        default=None,
+        metavar="D",
+        help="tree configurations only: the deepest node of any input or target, root 0 (default 8; the DTE "
+        "model's max_depth must be at least this)",
+    )
     build.add_argument("--seed", type=int, default=0, metavar="S", help="random seed (default: 0)")
     build.add_argument(
         "--overwrite", action="store_true", help="replace a dataset of other parameters already in --out"
@@ -163,6 +171,15 @@ def run_data_build(args: argparse.Namespace) -> int:
             print("--timeout applies to the LTL configurations only", file=sys.stderr)
             return 2
         options["timeout"] = args.timeout
+    if args.max_depth is not None:
+        if args.name not in dataset_builders.TREE_CONFIG_NAMES:
+            print(
+                f"error: --max-depth applies to the tree configurations only "
+                f"({', '.join(dataset_builders.TREE_CONFIG_NAMES)}), not {args.name}",
+                file=sys.stderr,
+            )
+            return 2
+        options["max_depth"] = args.max_depth
     try:
         dataset = dataset_builders.build(args.name, args.out, **options)
     except ValueError as error:

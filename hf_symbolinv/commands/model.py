@@ -127,9 +127,10 @@ def add_train_parser(subparsers: _Subparsers) -> None:
     parser = subparsers.add_parser(
         "train",
         help="train a model of the family with the Hugging Face Trainer",
-        description="Train a SIT (or a baseline) on a dataset built by `symbolinv data build`, with "
-        "Seq2SeqTrainer: AdaCos inside the model, semantic accuracy (checker) at each evaluation, "
-        "checkpoints that resume. The final model (with tokenizer and model card) goes to OUTPUT/model.",
+        description="Train a model of any family (SIT and baselines, FOLNet, DTE) on a dataset built by `symbolinv "
+        "data build`: the loss inside the model, semantic accuracy (checker) at evaluation, checkpoints that "
+        "resume. The final model (with tokenizer and model card) goes to OUTPUT/model. Tree tasks (tree, nnf) take "
+        "the DTE presets (dtm-small, dte-small, dte-sparse-small, tdte-small, ...).",
     )
     parser.add_argument("--task", choices=task_names(), required=True)
     start = parser.add_mutually_exclusive_group(required=True)
@@ -151,9 +152,10 @@ def add_train_parser(subparsers: _Subparsers) -> None:
         dest="overrides",
         type=_field_value,
         nargs="*",
+        action="extend",  # a second --set adds to the first rather than silently replacing it
         default=[],
         metavar="FIELD=VALUE",
-        help="override config fields, e.g. d_model=32 encoder_layers=2",
+        help="override config fields, e.g. d_model=32 encoder_layers=2 (repeatable)",
     )
     length = parser.add_mutually_exclusive_group()
     length.add_argument("--steps", type=positive_int, default=None, help="optimizer steps (default 1000)")
@@ -213,6 +215,7 @@ def run_train(args: argparse.Namespace) -> int:
 
     from ..files import PathProblem, check_model_destination, check_output_folder, save_model_folder
     from ..model_card import fill_model_card
+    from ..models.dte import DTEConfig
     from ..models.symbolinv.configuration_symbolinv import SymbolInvConfig
     from ..models.symbolinv.tokenization_symbolinv import SymbolInvTokenizer
     from ..presets import new_model_config, preset_config_class
@@ -225,6 +228,7 @@ def run_train(args: argparse.Namespace) -> int:
         semantic_metrics,
         tokenize_dataset,
     )
+    from .trees import is_tree_model_folder, run_train_trees
 
     output = Path(args.output)
     # Before any work: a destination refused after training would waste the whole run.
@@ -247,6 +251,8 @@ def run_train(args: argparse.Namespace) -> int:
             raise PathProblem(
                 f"--output {output} would replace the --init-from model {folder}; choose another --output"
             )
+        if is_tree_model_folder(folder):
+            return run_train_trees(args, output, init_folder=folder)
         model = AutoModelForSeq2SeqLM.from_pretrained(folder)
         config, tokenizer = model.config, AutoTokenizer.from_pretrained(folder)
         _check_tokenizer(tokenizer, model)
@@ -275,6 +281,8 @@ def run_train(args: argparse.Namespace) -> int:
         except (ValueError, TypeError) as error:
             print(f"error: {error}", file=sys.stderr)
             return 2
+        if isinstance(config, DTEConfig):
+            return run_train_trees(args, output, config=config)
         tokenizer = SymbolInvTokenizer.from_preset(config.vocabulary, max_symbols=config.num_symbol_slots)
         model = None
         origin = f"preset `{args.preset}`"
@@ -521,6 +529,7 @@ def median_loss_draw(
 def run_evaluate(args: argparse.Namespace) -> int:
     from ..evaluation import evaluate_model, save_heatmap
     from ..files import check_output_file, write_text_atomic
+    from .trees import is_tree_model_folder, run_evaluate_trees
 
     folder = _resolve_model(args.model)
     report_path = Path(args.report) if args.report else folder / f"eval-{args.split}.json"
@@ -529,6 +538,8 @@ def run_evaluate(args: argparse.Namespace) -> int:
     check_output_file(report_path, "--report")
     check_output_file(report_path.with_name(report_path.stem + "-heatmap.json"), "--report")
     check_output_file(heatmap_path, "--heatmap")
+    if is_tree_model_folder(folder):
+        return run_evaluate_trees(args, folder, report_path)
     model, tokenizer, folder = load_model(args.model)
     task = task_for_vocabulary(model.config.vocabulary).name
     dataset = load_data(args.data, task, args.split)

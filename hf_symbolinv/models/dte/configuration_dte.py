@@ -49,6 +49,24 @@ ARCHITECTURE_FIELDS = (
     "top_k",
 )
 
+_SMALL: dict[str, Any] = dict(d_model=64, num_heads=4, ffn_dim=128, filler_dim=32, num_steps=8, num_experts=8, top_k=8)
+_PAPER: dict[str, Any] = dict(
+    d_model=256, num_heads=8, ffn_dim=1024, filler_dim=64, num_steps=56, num_experts=16, top_k=16
+)
+
+#: Named settings: the paper's width (256, 16 experts, 56 steps as in its Table 4) and a CPU-sized one of each
+#: model (64 wide, 8 experts, 8 steps; the sparse one runs 2 of the 8, the paper's 4 of 16 in proportion).
+PRESETS: dict[str, dict[str, Any]] = {
+    "dtm-small": dict(_SMALL, controller="dtm"),
+    "dte-small": dict(_SMALL, controller="dte"),
+    "dte-sparse-small": dict(_SMALL, controller="dte", top_k=2),
+    "tdte-small": dict(_SMALL, controller="dte", termination="sluggish", num_steps=12),
+    "dtm-paper": dict(_PAPER, controller="dtm"),
+    "dte-paper": dict(_PAPER, controller="dte"),
+    "dte-sparse-paper": dict(_PAPER, controller="dte", top_k=4),
+    "tdte-paper": dict(_PAPER, controller="dte", termination="sluggish"),
+}
+
 
 class DTEConfig(PreTrainedConfig):
     r"""Configuration of a Differentiable Tree Machine (``controller="dtm"``: one transformer encoder layer
@@ -73,6 +91,8 @@ class DTEConfig(PreTrainedConfig):
         termination_scale: the factor on the termination predictors' parameters (large, so that one number
             per step learns fast).
         residual_loss_weight: the weight of the losses at the other steps the sluggish rule looks at.
+        vocabulary: the task vocabulary the model was trained for (``tree``, ``nnf``), recorded so that
+            evaluation knows how to judge its answers; not part of the architecture.
     """
 
     model_type = "dte"
@@ -96,6 +116,7 @@ class DTEConfig(PreTrainedConfig):
     index_penalty: float = 0.9
     termination_scale: float = 100.0
     residual_loss_weight: float = 0.1
+    vocabulary: str | None = None
 
     def __post_init__(self, **kwargs: Any) -> None:
         for field, kinds in FIELD_TYPES.items():
@@ -104,6 +125,8 @@ class DTEConfig(PreTrainedConfig):
             if isinstance(value, bool) or not isinstance(value, kinds):
                 names = " or ".join(kind.__name__ for kind in kinds)
                 raise ValueError(f"DTEConfig.{field}: must be {names}, got {value!r} ({type(value).__name__})")
+        if self.vocabulary is not None and not isinstance(self.vocabulary, str):
+            raise ValueError(f"DTEConfig.vocabulary: must be None or a vocabulary name, got {self.vocabulary!r}")
         # transformers resolves a dtype name inside torch, which fails without naming the field.
         dtype = kwargs.get("dtype", getattr(self, "dtype", None))
         if isinstance(dtype, str) and dtype not in DTYPE_NAMES:
@@ -154,6 +177,13 @@ class DTEConfig(PreTrainedConfig):
             fail("max_depth", f"must be <= 12 (a tree has 2**(max_depth+1)-1 positions), got {self.max_depth}")
 
     @classmethod
+    def from_preset(cls, name: str, **overrides: Any) -> DTEConfig:
+        """A preset by name (:data:`PRESETS`), with ``overrides`` (config fields)."""
+        if name not in PRESETS:
+            raise ValueError(f"DTEConfig.from_preset: unknown preset {name!r}; choose from {', '.join(PRESETS)}")
+        return cls(**{**PRESETS[name], **overrides})
+
+    @classmethod
     def from_dict(cls, config_dict: dict[str, Any], **kwargs: Any) -> Any:
         """``PreTrainedConfig.from_dict``, refusing fields no DTEConfig has (a typo is not silently stored)."""
         unknown = sorted(set(config_dict) - _known_fields())
@@ -170,5 +200,6 @@ def _known_fields() -> set[str]:
     return (
         set(PreTrainedConfig().to_dict())
         | set(DTEConfig().to_dict())
-        | {"custom_pipelines", "auto_map", "architectures", "transformers_version"}
+        # use_cache: the Trainer sets it on any model it trains (bookkeeping; a DTE has no cache).
+        | {"custom_pipelines", "auto_map", "architectures", "transformers_version", "use_cache"}
     )

@@ -1,0 +1,183 @@
+"""``symbolinv train`` and ``symbolinv evaluate`` for the tree family (DTM, DTE, Terminating DTE; tasks ``tree``
+and ``nnf``): ``model.py`` hands a DTE preset, a DTE ``--init-from`` or a DTE model folder to these handlers.
+
+The family trains with the plain ``Trainer`` (the loss is inside the model, the batches are trees, there is no
+generation) and is judged by tree match (and, for ``nnf``, semantic equivalence by the logic engine).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+#: ``symbolinv train`` options the tree family does not take, with their defaults: given, they are an error
+#: rather than silently ignored.
+_NOT_FOR_TREES: dict[str, Any] = {
+    "embedding_type": None,
+    "grad_accum": 1,
+    "eval_steps": None,
+    "bf16": False,
+    "group_by_length": False,
+    "workers": 0,
+}
+
+
+def is_tree_model_folder(folder: Path) -> bool:
+    """Whether a saved model folder holds a tree-family model (its config's ``model_type`` is ``dte``)."""
+    try:
+        return json.loads((folder / "config.json").read_text(encoding="utf-8")).get("model_type") == "dte"
+    except (OSError, ValueError):
+        return False
+
+
+def load_tree_model(folder: Path) -> tuple[Any, Any]:
+    """The model and tokenizer of a saved tree-family folder; a tokenizer of other labels than the model's
+    is refused naming both."""
+    from ..models.dte import DTEForTreeTransduction, DTETreeTokenizer
+
+    model = DTEForTreeTransduction.from_pretrained(folder).eval()
+    tokenizer = DTETreeTokenizer.from_pretrained(folder)
+    tokenizer.check_model_config(model.config)
+    return model, tokenizer
+
+
+def _task_of(config: Any) -> str:
+    from ..tasks import task_for_vocabulary
+
+    if config.vocabulary is None:
+        raise ValueError("the model's config records no task vocabulary (config.vocabulary); it cannot be judged")
+    return task_for_vocabulary(config.vocabulary).name
+
+
+def run_train_trees(args: argparse.Namespace, output: Path, config: Any = None, init_folder: Path | None = None) -> int:
+    """Train a tree-family model: a new one of ``config`` or the one saved in ``init_folder``."""
+    from transformers import set_seed
+
+    from ..evaluation.trees import evaluate_tree_model
+    from ..files import save_model_folder
+    from ..model_card import fill_model_card
+    from ..models.dte import DTEForTreeTransduction
+    from ..presets import tree_tokenizer
+    from ..training.trees import train_tree_model
+    from .model import load_data, resume_mismatch
+
+    given = [
+        "--" + name.replace("_", "-") for name, default in _NOT_FOR_TREES.items() if getattr(args, name) != default
+    ]
+    if given:
+        print(f"error: {', '.join(given)}: not options of the tree family (DTE presets)", file=sys.stderr)
+        return 2
+    set_seed(args.seed)
+    if init_folder is not None:
+        model, tokenizer = load_tree_model(init_folder)
+        model.train()
+        config, origin = model.config, f"`{args.init_from}`"
+    else:
+        tokenizer = tree_tokenizer(args.task, config.max_depth, config.max_symbols)
+        model, origin = DTEForTreeTransduction(config), f"preset `{args.preset}`"
+    task = _task_of(config)
+    if task != args.task:
+        print(f"error: {origin} is a model for task {task!r}, not {args.task!r}", file=sys.stderr)
+        return 2
+    dataset = load_data(args.data, args.task, "train")
+    if "train" not in dataset:
+        print(f"error: {args.data} has no train split (splits: {', '.join(dataset)})", file=sys.stderr)
+        return 2
+    train = dataset["train"]
+    if args.max_train_samples is not None:
+        train = train.select(range(min(args.max_train_samples, len(train))))
+    steps = args.steps or 1000
+    if args.epochs is not None:
+        steps = max(1, math.ceil(args.epochs * len(train) / args.batch_size))
+    checkpoints = output / "checkpoints"
+    found = sorted(checkpoints.glob("checkpoint-*")) if not args.no_resume else []
+    if found:
+        problem = resume_mismatch(config, max(found, key=lambda c: int(c.name.rpartition("-")[2])))
+        if problem is not None:
+            print(f"error: {problem}", file=sys.stderr)
+            return 2
+    time_limit = train_tree_model(
+        model,
+        tokenizer,
+        train,
+        checkpoints,
+        steps=steps,
+        batch_size=args.batch_size,
+        learning_rate=args.lr,
+        seed=args.seed,
+        time_limit_minutes=args.time_limit,
+        resume=not args.no_resume,
+    )
+    if time_limit is not None and time_limit.stopped_at is not None:
+        print(
+            f"stopped at step {time_limit.stopped_at} of {steps} after the time limit ({args.time_limit:g} min); "
+            f"the checkpoint is in {checkpoints}: run the same command again to continue"
+        )
+        return 0
+    eval_name = next((name for name in ("validation", "val", "test") if name in dataset), None)
+    report = None
+    if eval_name is not None:
+        held_out = dataset[eval_name].select(range(min(args.eval_samples, len(dataset[eval_name]))))
+        report = evaluate_tree_model(
+            model,
+            tokenizer,
+            task,
+            held_out["input"],
+            held_out["target"],
+            batch_size=args.eval_batch_size or args.batch_size,
+        )
+    card = fill_model_card(
+        config,
+        task,
+        model_ref=str(output / "model"),
+        preset=args.preset,
+        training_data=f"`{args.data}` (train split, {len(train):,} samples); "
+        + (f"fine-tuned from {origin}; " if init_folder is not None else "")
+        + f"{steps} steps of batch {args.batch_size}, AdamW lr {args.lr}, cosine schedule.",
+        report=report,
+        split=eval_name or "test",
+        parameters=sum(p.numel() for p in model.parameters()),
+    )
+    save_model_folder(model, tokenizer, output / "model", card=card)
+    print(
+        f"saved the model to {output / 'model'}"
+        + (f"; {eval_name}: correct {100 * report['correct']:.2f}% ({report['num_steps']} steps)" if report else "")
+    )
+    return 0
+
+
+def run_evaluate_trees(args: argparse.Namespace, folder: Path, report_path: Path) -> int:
+    """Evaluate a tree-family model on a split: correct, exact, invalid, by input size, the steps it ran."""
+    from ..evaluation.trees import evaluate_tree_model
+    from ..files import write_text_atomic
+    from .model import load_data
+
+    model, tokenizer = load_tree_model(folder)
+    task = _task_of(model.config)
+    dataset = load_data(args.data, task, args.split)
+    if args.split not in dataset:
+        print(f"error: {args.data} has no split {args.split!r} (splits: {', '.join(dataset)})", file=sys.stderr)
+        return 2
+    split = dataset[args.split]
+    if args.limit is not None:
+        split = split.select(range(min(args.limit, len(split))))
+    report = evaluate_tree_model(
+        model,
+        tokenizer,
+        task,
+        split["input"],
+        split["target"],
+        sizes=split["size"] if "size" in split.column_names else None,
+        batch_size=args.batch_size,
+    )
+    print(
+        f"{args.split}: {report['count']} samples, correct {100 * report['correct']:.2f}%, exact "
+        f"{100 * report['exact']:.2f}%, invalid {100 * report['invalid']:.2f}% ({report['num_steps']} steps)"
+    )
+    write_text_atomic(report_path, json.dumps(report, indent=1))
+    print(f"report: {report_path}")
+    return 0

@@ -1,0 +1,88 @@
+"""Training the tree family (DTM, DTE, Terminating DTE) with the Hugging Face ``Trainer``.
+
+The DTE models are not sequence-to-sequence models: a batch is two trees per sample, encoded by the family's
+tokenizer as fixed-size position arrays, and the loss is computed inside the model. So the plain ``Trainer``
+runs them, with a collator that tokenizes the text pairs of a batch (the dataset stays text: no tokenized copy
+to store, and the tokenizer's errors name the row). Checkpoints resume as in ``symbolinv train``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from transformers import Trainer, TrainingArguments
+
+from . import TimeLimit, recipe_arguments
+
+
+class TreeDataCollator:
+    """Tokenizes a batch of ``input``/``target`` rows into the model's arrays (``symbol_names`` dropped)."""
+
+    def __init__(self, tokenizer: Any, input_column: str = "input", target_column: str = "target") -> None:
+        self.tokenizer = tokenizer
+        self.input_column = input_column
+        self.target_column = target_column
+
+    def __call__(self, features: list[dict[str, Any]]) -> dict[str, Any]:
+        batch = self.tokenizer(
+            [feature[self.input_column] for feature in features], [feature[self.target_column] for feature in features]
+        )
+        batch.pop("symbol_names")
+        return batch
+
+
+def train_tree_model(
+    model: Any,
+    tokenizer: Any,
+    train_dataset: Any,
+    output_dir: str | Path,
+    *,
+    steps: int,
+    batch_size: int = 16,
+    learning_rate: float | None = None,
+    seed: int = 0,
+    save_steps: int | None = None,
+    time_limit_minutes: float | None = None,
+    resume: bool = True,
+    progress: bool = True,
+) -> TimeLimit | None:
+    """Train ``model`` for ``steps`` optimizer steps of the training recipe (:data:`~hf_symbolinv.training.RECIPE`)
+    on the text pairs of ``train_dataset``; checkpoints go to ``output_dir`` and a rerun resumes from the last
+    one. Returns the time-limit callback (its ``stopped_at`` is set when the limit stopped the run)."""
+    import torch
+
+    output_dir = Path(output_dir)
+    save_steps = save_steps or max(1, steps // 4)
+    arguments = TrainingArguments(
+        output_dir=str(output_dir),
+        max_steps=steps,
+        per_device_train_batch_size=batch_size,
+        **recipe_arguments(learning_rate=learning_rate),
+        save_strategy="steps",
+        save_steps=save_steps,
+        save_total_limit=2,
+        logging_steps=max(1, min(50, steps // 10)),
+        eval_strategy="no",
+        report_to=[],
+        seed=seed,
+        data_seed=seed,
+        # The collator reads the text columns, which the Trainer would otherwise drop as unknown to forward().
+        remove_unused_columns=False,
+        disable_tqdm=not progress,
+        dataloader_pin_memory=torch.cuda.is_available(),
+    )
+    time_limit = TimeLimit(time_limit_minutes * 60) if time_limit_minutes is not None else None
+    trainer = Trainer(
+        model=model,
+        args=arguments,
+        train_dataset=train_dataset,
+        data_collator=TreeDataCollator(tokenizer),
+        callbacks=[time_limit] if time_limit is not None else None,
+    )
+    checkpoints = list(output_dir.glob("checkpoint-*")) if resume else []
+    trainer.train(resume_from_checkpoint=True if checkpoints else None)
+    return time_limit
+
+
+__all__ = ["TreeDataCollator", "train_tree_model"]

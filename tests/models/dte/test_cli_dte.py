@@ -1,0 +1,116 @@
+"""The CLI and evaluation take the tree family: `data build --max-depth`, `train --task tree|nnf` with a DTE
+preset (and `--init-from` a DTE folder), `evaluate` by tree match and, for NNF, by equivalence."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from test_modeling_dte import SOURCES, mirror, tokenizer, trained_model
+
+from hf_symbolinv.commands import main
+from hf_symbolinv.evaluation import trees as tree_evaluation
+from hf_symbolinv.evaluation.trees import evaluate_tree_model
+from hf_symbolinv.models.dte import DTEForTreeTransduction
+from hf_symbolinv.trees import parse_bracketed
+
+TINY = ["max_depth=5", "num_steps=3", "d_model=16", "num_heads=2", "ffn_dim=32", "filler_dim=8"]
+
+
+def _depth(tree) -> int:
+    return 0 if isinstance(tree, str) or tree is None else 1 + max(_depth(tree[1]), _depth(tree[2]))
+
+
+@pytest.fixture(scope="module")
+def tree_data(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("trees") / "data"
+    argv = ["data", "build", "car-cdr-seq", "--out", str(folder), "--num-samples", "60", "--max-size", "4"]
+    assert main([*argv, "--max-depth", "5", "--quiet"]) == 0
+    return folder
+
+
+def _train(data: Path, output: Path, preset: str, *extra: str, task: str = "tree") -> int:
+    argv = ["train", "--task", task, "--preset", preset, "--data", str(data), "--output", str(output)]
+    return main([*argv, "--steps", "2", "--batch-size", "4", "--eval-samples", "4", *extra, "--set", *TINY])
+
+
+def test_data_build_max_depth_bounds_every_tree(tree_data: Path) -> None:
+    import datasets
+
+    data = datasets.load_dataset(str(tree_data))
+    depths = [_depth(parse_bracketed(text)) for split in data.values() for text in [*split["input"], *split["target"]]]
+    assert max(depths) == 5
+
+
+def test_max_depth_is_refused_for_other_configurations(tmp_path: Path, capsys) -> None:
+    assert main(["data", "build", "copy-small", "--out", str(tmp_path / "d"), "--max-depth", "4"]) == 2
+    assert "--max-depth applies to the tree configurations only" in capsys.readouterr().err
+
+
+def test_a_dte_preset_trains_evaluates_and_fine_tunes(tree_data: Path, tmp_path: Path, capsys) -> None:
+    output = tmp_path / "run"
+    assert _train(tree_data, output, "tdte-small", "--set", "num_experts=2", "top_k=1") == 0
+    model_dir = output / "model"
+    config = json.loads((model_dir / "config.json").read_text())
+    assert config["model_type"] == "dte" and config["vocabulary"] == "tree" and config["termination"] == "sluggish"
+    assert config["top_k"] == 1 and config["max_depth"] == 5
+    assert "Terminating" in (model_dir / "README.md").read_text()
+    assert main(["evaluate", str(output), "--data", str(tree_data), "--split", "test_ood_lexical", "--limit", "5"]) == 0
+    report = json.loads((model_dir / "eval-test_ood_lexical.json").read_text())
+    assert report["count"] == 5 and len(report["answers"]) == 5 and 1 <= report["num_steps"] <= 3
+    # The saved folder is a model of the family: it loads as one and fine-tunes with --init-from.
+    assert isinstance(DTEForTreeTransduction.from_pretrained(model_dir), DTEForTreeTransduction)
+    tuned = tmp_path / "tuned"
+    argv = ["train", "--task", "tree", "--init-from", str(output), "--data", str(tree_data), "--output", str(tuned)]
+    assert main([*argv, "--steps", "1", "--batch-size", "4", "--eval-samples", "2"]) == 0
+    assert (tuned / "model" / "model.safetensors").is_file()
+
+
+@pytest.mark.parametrize(
+    ("preset", "task", "extra", "message"),
+    [
+        ("dte-small", "prop", [], "is for the tree tasks"),
+        ("prop-best", "tree", [], "choose a DTE preset"),
+        ("dtm-small", "tree", ["--bf16"], "--bf16: not options of the tree family"),
+        ("dtm-small", "tree", ["--set", "num_step=3"], "has no field 'num_step' (did you mean num_steps?)"),
+    ],
+)
+def test_bad_tree_training_is_refused_in_one_line(tree_data, tmp_path, capsys, preset, task, extra, message) -> None:
+    argv = ["train", "--task", task, "--preset", preset, "--data", str(tree_data), "--output", str(tmp_path / "o")]
+    assert main([*argv, "--steps", "1", *extra]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_evaluate_tree_model_counts_tree_matches() -> None:
+    # A model trained on mirroring: the evaluation's verdicts are the answers compared with the references.
+    model, tok = trained_model(), tokenizer()
+    targets = [mirror(text) for text in SOURCES]
+    report = evaluate_tree_model(model, tok, "tree", SOURCES, targets, sizes=[1, 1, 2, 2], batch_size=3)
+    matches = [parse_bracketed(a) == parse_bracketed(t) for a, t in zip(report["answers"], targets)]
+    assert report["correct"] == report["exact"] == sum(matches) / 4
+    assert len(set(report["answers"])) > 1  # real answers (the tiny model is not good enough to get them right)
+    assert report["correct_by_size"] == {1: sum(matches[:2]) / 2, 2: sum(matches[2:]) / 2}
+    assert report["num_steps"] == model.config.num_steps
+    # num_steps= runs another number of steps than the config's.
+    assert evaluate_tree_model(model, tok, "tree", SOURCES, targets, num_steps=2)["num_steps"] == 2
+
+
+def test_tree_answers_are_judged_by_the_tree(monkeypatch) -> None:
+    references = ["(f a (g b c))", "(f a b)", "(g a b)", "(f a b)"]
+    answers = ["(f  a (g b c) )", "(f b a)", "(g a", "(f a (b))"]  # spacing only; wrong; no tree; no tree
+    monkeypatch.setattr(tree_evaluation, "predict_trees", lambda *args, **kwargs: (answers, 4))
+    report = evaluate_tree_model(torch.nn.Identity(), None, "tree", references, references, sizes=[3, 1, 1, 1])
+    assert (report["correct"], report["exact"], report["invalid"]) == (0.25, 0.25, 0.5)
+    assert report["correct_by_size"] == {1: 0.0, 3: 1.0}
+
+
+def test_nnf_answers_are_judged_by_equivalence(monkeypatch) -> None:
+    sources = ["! & a b", "! | a b", "! ! a", "& a b"]
+    answers = ["| ! a ! b", "& ! b ! a", "a b", "| a b"]  # reference; equivalent reordering; no formula; wrong
+    references = ["| ! a ! b", "& ! a ! b", "a", "& a b"]
+    monkeypatch.setattr(tree_evaluation, "predict_trees", lambda *args, **kwargs: (answers, 5))
+    report = evaluate_tree_model(torch.nn.Identity(), None, "nnf", sources, references)
+    assert (report["correct"], report["exact"], report["invalid"]) == (0.5, 0.25, 0.25)
