@@ -62,7 +62,7 @@ def run_train_trees(args: argparse.Namespace, output: Path, config: Any = None, 
     from ..model_card import fill_model_card
     from ..models.dte import DTEForTreeTransduction
     from ..presets import tree_tokenizer
-    from ..training.trees import train_tree_model
+    from ..training.trees import check_tree_rows, train_tree_model
     from .model import load_data, resume_mismatch
 
     given = [
@@ -90,6 +90,7 @@ def run_train_trees(args: argparse.Namespace, output: Path, config: Any = None, 
     train = dataset["train"]
     if args.max_train_samples is not None:
         train = train.select(range(min(args.max_train_samples, len(train))))
+    check_tree_rows(tokenizer, train, "train")
     steps = args.steps or 1000
     if args.epochs is not None:
         steps = max(1, math.ceil(args.epochs * len(train) / args.batch_size))
@@ -154,6 +155,7 @@ def run_evaluate_trees(args: argparse.Namespace, folder: Path, report_path: Path
     """Evaluate a tree-family model on a split: correct, exact, invalid, by input size, the steps it ran."""
     from ..evaluation.trees import evaluate_tree_model
     from ..files import write_text_atomic
+    from ..training.trees import check_tree_rows
     from .model import load_data
 
     model, tokenizer = load_tree_model(folder)
@@ -165,6 +167,7 @@ def run_evaluate_trees(args: argparse.Namespace, folder: Path, report_path: Path
     split = dataset[args.split]
     if args.limit is not None:
         split = split.select(range(min(args.limit, len(split))))
+    check_tree_rows(tokenizer, split, args.split)
     report = evaluate_tree_model(
         model,
         tokenizer,

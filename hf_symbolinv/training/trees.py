@@ -32,6 +32,20 @@ class TreeDataCollator:
         return batch
 
 
+def check_tree_rows(
+    tokenizer: Any, dataset: Any, name: str, input_column: str = "input", target_column: str = "target"
+) -> None:
+    """Raise ``ValueError`` naming the split and row of the first pair the tokenizer refuses (a tree deeper than
+    the model's ``max_depth``, an unknown label, a target symbol the input lacks, too many symbols): found
+    before training starts, not as a batch's row in the middle of it."""
+    for row, (source, target) in enumerate(zip(dataset[input_column], dataset[target_column])):
+        try:
+            names = tokenizer.encode_tree(tokenizer.parse(source), what="input")[2]
+            tokenizer.encode_tree(tokenizer.parse(target), symbols=names, what="target")
+        except ValueError as error:
+            raise ValueError(f"{name} split row {row}: {error}") from None
+
+
 def train_tree_model(
     model: Any,
     tokenizer: Any,
@@ -85,4 +99,4 @@ def train_tree_model(
     return time_limit
 
 
-__all__ = ["TreeDataCollator", "train_tree_model"]
+__all__ = ["TreeDataCollator", "check_tree_rows", "train_tree_model"]

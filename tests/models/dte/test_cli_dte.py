@@ -114,3 +114,13 @@ def test_nnf_answers_are_judged_by_equivalence(monkeypatch) -> None:
     monkeypatch.setattr(tree_evaluation, "predict_trees", lambda *args, **kwargs: (answers, 5))
     report = evaluate_tree_model(torch.nn.Identity(), None, "nnf", sources, references)
     assert (report["correct"], report["exact"], report["invalid"]) == (0.5, 0.25, 0.25)
+
+
+def test_a_tree_deeper_than_the_model_is_named_before_training(tree_data: Path, tmp_path: Path, capsys) -> None:
+    # The data reaches depth 5; a model of depth 4 cannot hold it: the row is named, no training starts.
+    argv = ["train", "--task", "tree", "--preset", "dtm-small", "--data", str(tree_data), "--output", str(tmp_path)]
+    assert main([*argv, "--steps", "1", "--set", *TINY, "max_depth=4"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: train split row ") and "deeper than max_depth=4" in err
+    assert "has depth 5" in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "checkpoints").exists() or not any((tmp_path / "checkpoints").iterdir())
