@@ -615,6 +615,10 @@ def run_solve(args: argparse.Namespace) -> int:
     symbols = SymbolRule(pattern=args.symbols) if args.symbols else None
     if len(args.inputs) == 2:
         args.model, args.text = args.inputs
+        from .trees import is_tree_model_folder, run_solve_trees
+
+        if is_tree_model_folder(_resolve_model(args.model)):
+            return run_solve_trees(_resolve_model(args.model), args.text)
         model, tokenizer, _ = load_model(args.model)
     else:
         args.text = args.inputs[0]

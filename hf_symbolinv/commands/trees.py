@@ -184,3 +184,26 @@ def run_evaluate_trees(args: argparse.Namespace, folder: Path, report_path: Path
     write_text_atomic(report_path, json.dumps(report, indent=1))
     print(f"report: {report_path}")
     return 0
+
+
+def run_solve_trees(folder: Path, text: str) -> int:
+    """Print a tree-family model's answer to one input; for ``nnf`` also the logic engine's verdict (the tree
+    task has no checker without a reference)."""
+    from ..evaluation.trees import predict_trees
+    from ..tasks import get_task
+
+    model, tokenizer = load_tree_model(folder)
+    task = _task_of(model.config)
+    (answer,), steps = predict_trees(model, tokenizer, [text])
+    verdict = get_task(task).judge(text, answer, None, None)
+    state = (
+        "invalid"
+        if verdict.invalid
+        else "unknown"
+        if verdict.unknown
+        else "correct"
+        if verdict.correct
+        else "incorrect"
+    )
+    print(f"1. {answer}    [{state}, {steps} steps]")
+    return 0

@@ -60,6 +60,13 @@ def test_a_dte_preset_trains_evaluates_and_fine_tunes(tree_data: Path, tmp_path:
     assert main(["evaluate", str(output), "--data", str(tree_data), "--split", "test_ood_lexical", "--limit", "5"]) == 0
     report = json.loads((model_dir / "eval-test_ood_lexical.json").read_text())
     assert report["count"] == 5 and len(report["answers"]) == 5 and 1 <= report["num_steps"] <= 3
+    capsys.readouterr()
+    source = "(CARCDR (OPS CAR _) (S (NP the king) (VP ran (NP the dog))))"
+    assert main(["solve", str(output), source]) == 0
+    printed = capsys.readouterr().out
+    assert printed.startswith("1. ") and "steps]" in printed
+    assert main(["solve", str(output), source[:-1]]) == 2
+    assert "unbalanced bracket: '(' at position 0 is never closed" in capsys.readouterr().err
     # The saved folder is a model of the family: it loads as one and fine-tunes with --init-from.
     assert isinstance(DTEForTreeTransduction.from_pretrained(model_dir), DTEForTreeTransduction)
     tuned = tmp_path / "tuned"
