@@ -213,8 +213,7 @@ def run_train(args: argparse.Namespace) -> int:
     import torch
     from transformers import AutoModelForSeq2SeqLM, Seq2SeqTrainingArguments, set_seed
 
-    from ..files import PathProblem, check_model_destination, check_output_folder, save_model_folder
-    from ..model_card import fill_model_card
+    from ..files import PathProblem, check_model_destination, check_output_folder
     from ..models.dte import DTEConfig
     from ..models.symbolinv.configuration_symbolinv import SymbolInvConfig
     from ..models.symbolinv.tokenization_symbolinv import SymbolInvTokenizer
@@ -354,18 +353,13 @@ def run_train(args: argparse.Namespace) -> int:
         if args.group_by_length
         else None,
     )
-    checkpoints = sorted((output / "checkpoints").glob("checkpoint-*")) if not args.no_resume else []
-    if checkpoints:
-        problem = resume_mismatch(config, max(checkpoints, key=lambda c: int(c.name.rpartition("-")[2])))
-        if problem is not None:
-            print(f"error: {problem}", file=sys.stderr)
-            return 2
+    problem = checkpoint_problem(config, output / "checkpoints", args.no_resume)
+    if problem is not None:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
+    checkpoints = list((output / "checkpoints").glob("checkpoint-*")) if not args.no_resume else []
     trainer.train(resume_from_checkpoint=True if checkpoints else None)
-    if time_limit is not None and time_limit.stopped_at is not None:
-        print(
-            f"stopped at step {time_limit.stopped_at} of {steps} after the time limit ({args.time_limit:g} min); "
-            f"the checkpoint is in {output / 'checkpoints'}: run the same command again to continue"
-        )
+    if stopped_by_time_limit(time_limit, steps, args.time_limit, output / "checkpoints"):
         return 0
     metrics = trainer.evaluate() if evaluation is not None else {}
     report = None
@@ -379,23 +373,63 @@ def run_train(args: argparse.Namespace) -> int:
         }
         if "eval_edit_distance" in metrics:
             report["mean_edit_distance"] = metrics["eval_edit_distance"]
+    batch = f"{args.batch_size} x {args.grad_accum}"
+    return save_trained_model(args, output, model, tokenizer, origin, len(train), steps, batch, report, eval_name)
+
+
+def checkpoint_problem(config: Any, checkpoints: Path, no_resume: bool) -> str | None:
+    """Why the last checkpoint in ``checkpoints`` cannot be resumed with ``config`` (see :func:`resume_mismatch`),
+    or None (also when there is none, or ``--no-resume``)."""
+    found = list(checkpoints.glob("checkpoint-*")) if not no_resume else []
+    if not found:
+        return None
+    return resume_mismatch(config, max(found, key=lambda c: int(c.name.rpartition("-")[2])))
+
+
+def stopped_by_time_limit(time_limit: Any, steps: int, minutes: float | None, checkpoints: Path) -> bool:
+    """Whether ``--time-limit`` stopped the training (and say how to continue)."""
+    if time_limit is None or time_limit.stopped_at is None:
+        return False
+    print(
+        f"stopped at step {time_limit.stopped_at} of {steps} after the time limit ({minutes:g} min); "
+        f"the checkpoint is in {checkpoints}: run the same command again to continue"
+    )
+    return True
+
+
+def save_trained_model(
+    args: argparse.Namespace,
+    output: Path,
+    model: Any,
+    tokenizer: Any,
+    origin: str,
+    train_size: int,
+    steps: int,
+    batch: str,
+    report: dict[str, Any] | None,
+    eval_name: str | None,
+) -> int:
+    """Save a trained model of any family to OUTPUT/model with its tokenizer and a model card, and say so."""
+    from ..files import save_model_folder
+    from ..model_card import fill_model_card
+
     card = fill_model_card(
-        config,
+        model.config,
         args.task,
         model_ref=str(output / "model"),
         preset=args.preset,
-        training_data=f"`{args.data}` (train split, {len(train):,} samples); "
+        training_data=f"`{args.data}` (train split, {train_size:,} samples); "
         + (f"fine-tuned from {origin}; " if args.init_from else "")
-        + f"{steps} steps of batch "
-        f"{args.batch_size} x {args.grad_accum}, AdamW lr {args.lr}, cosine schedule.",
+        + f"{steps} steps of batch {batch}, AdamW lr {args.lr}, cosine schedule.",
         report=report,
         split=eval_name or "test",
         parameters=sum(p.numel() for p in model.parameters()),
     )
     save_model_folder(model, tokenizer, output / "model", card=card)
+    steps_run = f", {report['num_steps']} steps" if report and "num_steps" in report else ""
     print(
         f"saved the model to {output / 'model'}"
-        + (f"; {eval_name}: correct {100 * report['correct']:.2f}%" if report else "")
+        + (f"; {eval_name}: correct {100 * report['correct']:.2f}%{steps_run}" if report else "")
     )
     return 0
 
@@ -487,6 +521,17 @@ def load_data(path: str, task: str, split: str | None = None, flag: str = "--dat
     return dataset
 
 
+def load_split(path: str, task: str, split: str, limit: int | None = None) -> Any:
+    """The split ``split`` of the data folder ``path`` (its first ``limit`` rows), refused naming the splits there."""
+    from ..files import PathProblem
+
+    dataset = load_data(path, task, split)
+    if split not in dataset:
+        raise PathProblem(f"--data {path} has no split {split!r} (splits: {', '.join(dataset)})")
+    rows = dataset[split]
+    return rows.select(range(min(limit, len(rows)))) if limit is not None else rows
+
+
 def load_model(path: str, **kwargs: Any) -> tuple[Any, Any, Path]:
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
@@ -542,13 +587,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
         return run_evaluate_trees(args, folder, report_path)
     model, tokenizer, folder = load_model(args.model)
     task = task_for_vocabulary(model.config.vocabulary).name
-    dataset = load_data(args.data, task, args.split)
-    if args.split not in dataset:
-        print(f"error: {args.data} has no split {args.split!r} (splits: {', '.join(dataset)})", file=sys.stderr)
-        return 2
-    split = dataset[args.split]
-    if args.limit is not None:
-        split = split.select(range(min(args.limit, len(split))))
+    split = load_split(args.data, task, args.split, args.limit)
     sources, targets = list(split["input"]), list(split["target"])
     if getattr(model.config, "embedding_type", None) == "random":
         loss = median_loss_draw(model, tokenizer, sources, targets, args.draws, args.seed)

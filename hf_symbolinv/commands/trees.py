@@ -58,12 +58,10 @@ def run_train_trees(args: argparse.Namespace, output: Path, config: Any = None, 
     from transformers import set_seed
 
     from ..evaluation.trees import evaluate_tree_model
-    from ..files import save_model_folder
-    from ..model_card import fill_model_card
     from ..models.dte import DTEForTreeTransduction
     from ..presets import tree_tokenizer
     from ..training.trees import check_tree_rows, train_tree_model
-    from .model import load_data, resume_mismatch
+    from .model import checkpoint_problem, load_data, save_trained_model, stopped_by_time_limit
 
     given = [
         "--" + name.replace("_", "-") for name, default in _NOT_FOR_TREES.items() if getattr(args, name) != default
@@ -95,12 +93,10 @@ def run_train_trees(args: argparse.Namespace, output: Path, config: Any = None, 
     if args.epochs is not None:
         steps = max(1, math.ceil(args.epochs * len(train) / args.batch_size))
     checkpoints = output / "checkpoints"
-    found = sorted(checkpoints.glob("checkpoint-*")) if not args.no_resume else []
-    if found:
-        problem = resume_mismatch(config, max(found, key=lambda c: int(c.name.rpartition("-")[2])))
-        if problem is not None:
-            print(f"error: {problem}", file=sys.stderr)
-            return 2
+    problem = checkpoint_problem(config, checkpoints, args.no_resume)
+    if problem is not None:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
     time_limit = train_tree_model(
         model,
         tokenizer,
@@ -113,11 +109,7 @@ def run_train_trees(args: argparse.Namespace, output: Path, config: Any = None, 
         time_limit_minutes=args.time_limit,
         resume=not args.no_resume,
     )
-    if time_limit is not None and time_limit.stopped_at is not None:
-        print(
-            f"stopped at step {time_limit.stopped_at} of {steps} after the time limit ({args.time_limit:g} min); "
-            f"the checkpoint is in {checkpoints}: run the same command again to continue"
-        )
+    if stopped_by_time_limit(time_limit, steps, args.time_limit, checkpoints):
         return 0
     eval_name = next((name for name in ("validation", "val", "test") if name in dataset), None)
     report = None
@@ -131,24 +123,9 @@ def run_train_trees(args: argparse.Namespace, output: Path, config: Any = None, 
             held_out["target"],
             batch_size=args.eval_batch_size or args.batch_size,
         )
-    card = fill_model_card(
-        config,
-        task,
-        model_ref=str(output / "model"),
-        preset=args.preset,
-        training_data=f"`{args.data}` (train split, {len(train):,} samples); "
-        + (f"fine-tuned from {origin}; " if init_folder is not None else "")
-        + f"{steps} steps of batch {args.batch_size}, AdamW lr {args.lr}, cosine schedule.",
-        report=report,
-        split=eval_name or "test",
-        parameters=sum(p.numel() for p in model.parameters()),
+    return save_trained_model(
+        args, output, model, tokenizer, origin, len(train), steps, str(args.batch_size), report, eval_name
     )
-    save_model_folder(model, tokenizer, output / "model", card=card)
-    print(
-        f"saved the model to {output / 'model'}"
-        + (f"; {eval_name}: correct {100 * report['correct']:.2f}% ({report['num_steps']} steps)" if report else "")
-    )
-    return 0
 
 
 def run_evaluate_trees(args: argparse.Namespace, folder: Path, report_path: Path) -> int:
@@ -156,17 +133,11 @@ def run_evaluate_trees(args: argparse.Namespace, folder: Path, report_path: Path
     from ..evaluation.trees import evaluate_tree_model
     from ..files import write_text_atomic
     from ..training.trees import check_tree_rows
-    from .model import load_data
+    from .model import load_split
 
     model, tokenizer = load_tree_model(folder)
     task = _task_of(model.config)
-    dataset = load_data(args.data, task, args.split)
-    if args.split not in dataset:
-        print(f"error: {args.data} has no split {args.split!r} (splits: {', '.join(dataset)})", file=sys.stderr)
-        return 2
-    split = dataset[args.split]
-    if args.limit is not None:
-        split = split.select(range(min(args.limit, len(split))))
+    split = load_split(args.data, task, args.split, args.limit)
     check_tree_rows(tokenizer, split, args.split)
     report = evaluate_tree_model(
         model,
