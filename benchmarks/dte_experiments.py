@@ -28,11 +28,12 @@ from pathlib import Path
 
 MAX_DEPTH = 6
 #: Per task: the dataset configuration, its --max-size (the structural OOD goes up to it), training steps,
-#: the oracle's steps and the Terminating DTE's most steps.
+#: the oracle's steps, the Terminating DTE's most steps and the most distinct words of one tree (a deep random
+#: tree of tree-reverse holds up to 18).
 TASKS: dict[str, dict] = {
-    "car-cdr-seq": dict(max_size=5, train_steps=800, num_steps=8, most_steps=12),
-    "active-logical": dict(max_size=3, train_steps=500, num_steps=10, most_steps=14),
-    "tree-reverse": dict(max_size=6, train_steps=400, num_steps=8, most_steps=None),
+    "car-cdr-seq": dict(max_size=5, train_steps=800, num_steps=8, most_steps=12, max_symbols=16),
+    "active-logical": dict(max_size=3, train_steps=500, num_steps=10, most_steps=14, max_symbols=16),
+    "tree-reverse": dict(max_size=6, train_steps=400, num_steps=8, most_steps=None, max_symbols=24),
 }
 MODELS: dict[str, tuple[str, str]] = {
     "DTM": ("dtm-small", "a transformer encoder layer per step"),
@@ -119,11 +120,11 @@ def run_one(run: dict, out: Path, data_dir: Path) -> dict | None:
         torch.set_num_threads(1)
         spec = TASKS[run["task"]]
         data = datasets.load_dataset(str(data_dir / run["task"]))
-        tokenizer = tree_tokenizer("tree", MAX_DEPTH, 16)
+        tokenizer = tree_tokenizer("tree", MAX_DEPTH, spec["max_symbols"])
         config = DTEConfig.from_preset(
             run["preset"],
             vocab_size=tokenizer.vocab_size,
-            max_symbols=16,
+            max_symbols=spec["max_symbols"],
             max_depth=MAX_DEPTH,
             num_steps=run["num_steps"],
             vocabulary="tree",
@@ -249,9 +250,14 @@ def main() -> int:
     if args.worker is not None:
         # Every worker walks the whole list and skips the runs another one holds or finished: the runs differ in
         # cost, so a fixed share would leave one worker idle.
+        failed = []
         for run in runs:
-            run_one(run, args.out, data_dir)
-        return 0
+            try:
+                run_one(run, args.out, data_dir)
+            except Exception as error:  # one failed run must not cost the others; the rerun retries it
+                print(f"[{run['name']}] failed: {type(error).__name__}: {error}", file=sys.stderr, flush=True)
+                failed.append(run["name"])
+        return 1 if failed else 0
     command = "python benchmarks/dte_experiments.py " + shlex.join(sys.argv[1:])
     if not args.collect_only:
         build_data(data_dir, args.samples)
