@@ -177,12 +177,23 @@ def mean_spread(values: list[float]) -> str:
     return f"{mean:.1f} ± {spread:.1f}"
 
 
+def cpu_name() -> str:
+    """The processor's model name (Linux), or the platform's word for it."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.partition(":")[2].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown processor"
+
+
 def collect(out: Path, runs: list[dict], data_dir: Path, command: str) -> None:
     from hf_symbolinv.files import write_text_atomic
 
     reports = [json.loads(p.read_text()) for p in sorted((out / "runs").glob("*/report.json"))]
     lexical = {task: lexical_check(data_dir, task) for task in TASKS}
-    machine = f"{platform.machine()} {platform.processor() or ''} {os.cpu_count()} cores".strip()
+    machine = f"{platform.machine()} {cpu_name()}, {os.cpu_count()} cores"
     groups: dict[tuple[str, str], list[dict]] = {}
     for report in reports:
         groups.setdefault((report["task"], report["model"]), []).append(report)
@@ -274,7 +285,8 @@ def main() -> int:
                 print(f"[{run['name']}] failed: {type(error).__name__}: {error}", file=sys.stderr, flush=True)
                 failed.append(run["name"])
         return 1 if failed else 0
-    command = "python benchmarks/dte_experiments.py " + shlex.join(sys.argv[1:])
+    # The command that produces the runs (a --collect-only rerun only gathers them).
+    command = "python benchmarks/dte_experiments.py " + shlex.join(a for a in sys.argv[1:] if a != "--collect-only")
     if not args.collect_only:
         build_data(data_dir, args.samples)
         base = [sys.executable, __file__, "--out", str(args.out), "--seeds", *map(str, args.seeds)]
