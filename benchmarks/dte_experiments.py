@@ -101,8 +101,8 @@ def run_one(run: dict, out: Path, data_dir: Path) -> dict | None:
     from dataset_builders.trees import structure
     from hf_symbolinv.evaluation.trees import evaluate_tree_model
     from hf_symbolinv.files import write_text_atomic
-    from hf_symbolinv.models.dte import DTEConfig, DTEForTreeTransduction
-    from hf_symbolinv.presets import tree_tokenizer
+    from hf_symbolinv.models.dte import DTEForTreeTransduction
+    from hf_symbolinv.presets import new_model_config, tree_tokenizer
     from hf_symbolinv.training.trees import train_tree_model
 
     folder = out / "runs" / run["name"]
@@ -120,15 +120,10 @@ def run_one(run: dict, out: Path, data_dir: Path) -> dict | None:
         torch.set_num_threads(1)
         spec = TASKS[run["task"]]
         data = datasets.load_dataset(str(data_dir / run["task"]))
-        tokenizer = tree_tokenizer("tree", MAX_DEPTH, spec["max_symbols"])
-        config = DTEConfig.from_preset(
-            run["preset"],
-            vocab_size=tokenizer.vocab_size,
-            max_symbols=spec["max_symbols"],
-            max_depth=MAX_DEPTH,
-            num_steps=run["num_steps"],
-            vocabulary="tree",
+        config = new_model_config(
+            run["preset"], "tree", max_symbols=spec["max_symbols"], max_depth=MAX_DEPTH, num_steps=run["num_steps"]
         )
+        tokenizer = tree_tokenizer("tree", config.max_depth, config.max_symbols)
         set_seed(run["seed"])
         model = DTEForTreeTransduction(config)
         start = time.perf_counter()

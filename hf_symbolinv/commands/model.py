@@ -656,8 +656,9 @@ def run_solve(args: argparse.Namespace) -> int:
         args.model, args.text = args.inputs
         from .trees import is_tree_model_folder, run_solve_trees
 
-        if is_tree_model_folder(_resolve_model(args.model)):
-            return run_solve_trees(_resolve_model(args.model), args.text)
+        folder = _resolve_model(args.model)
+        if is_tree_model_folder(folder):
+            return run_solve_trees(folder, args.text)
         model, tokenizer, _ = load_model(args.model)
     else:
         args.text = args.inputs[0]

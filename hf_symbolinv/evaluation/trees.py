@@ -30,18 +30,9 @@ def predict_trees(
             names = encoded.pop("symbol_names")
             encoded = {key: value.to(model.device) for key, value in encoded.items()}
             with torch.no_grad():
-                if num_steps is None:
-                    output = model(**encoded)
-                    steps = output.num_steps
-                    label_logits, symbol_probs = output.label_logits, output.symbol_probs
-                else:
-                    trees, _ = model.run_steps(
-                        model.input_trees(encoded["input_labels"], encoded["input_symbols"]), num_steps
-                    )
-                    num_symbols = encoded["num_symbols"]
-                    label_logits, symbol_probs = model.read_out(trees[-1], num_symbols)
-                    steps = num_steps
-            answers.extend(tokenizer.batch_decode(label_logits, symbol_probs, names))
+                output = model(**encoded, num_steps=num_steps)
+            steps = output.num_steps
+            answers.extend(tokenizer.batch_decode(output.label_logits, output.symbol_probs, names))
     finally:
         model.train(was_training)
     return answers, steps

@@ -407,6 +407,7 @@ class DTEForTreeTransduction(DTEPreTrainedModel):
         output_trees: bool | None = None,
         return_dict: bool | None = None,
         num_items_in_batch: int | None = None,
+        num_steps: int | None = None,
         **kwargs,
     ) -> DTEOutput | tuple:
         """Args:
@@ -415,6 +416,8 @@ class DTEForTreeTransduction(DTEPreTrainedModel):
         num_symbols: ``(batch,)`` distinct symbols of each input (default: counted from ``input_symbols``).
         labels, label_symbols: the answer trees in the same form (``-100`` labels are ignored).
         num_items_in_batch: passed by ``Trainer``; unused (the loss is already per answer node of the batch).
+        num_steps: run this many interpreter steps instead of the config's (or the damper's choice), e.g. an
+            oracle count for longer inputs; not while a sluggish model trains, which chooses its own.
         """
         return_dict = return_dict if return_dict is not None else self.config.return_dict
         if kwargs:
@@ -430,12 +433,14 @@ class DTEForTreeTransduction(DTEPreTrainedModel):
                 raise ValueError("label_symbols names a symbol the input does not hold")
 
         sluggish = self.damper is not None and self.training and labels is not None
+        if sluggish and num_steps is not None:
+            raise ValueError("num_steps: a sluggish model in training chooses its own steps; call .eval() first")
         if sluggish:
             loss, steps, trees, operation_weights, label_logits, symbol_probs = self._sluggish_forward(
                 input_tree, num_symbols, labels, label_symbols
             )
         else:
-            steps = self.answer_steps()
+            steps = self.answer_steps() if num_steps is None else num_steps
             trees, operation_weights = self.run_steps(input_tree, steps)
             label_logits, symbol_probs = self.read_out(trees[-1], num_symbols)
             loss = None

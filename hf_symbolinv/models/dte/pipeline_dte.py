@@ -60,16 +60,10 @@ class TreeTransductionPipeline(Pipeline):
 
     def _forward(self, model_inputs: dict[str, Any], num_steps: int | None = None) -> dict[str, Any]:
         inputs = {key: value.to(self.model.device) for key, value in model_inputs["model_inputs"].items()}
-        if num_steps is None:
-            outputs = self.model(**inputs)
-            label_logits, symbol_probs = outputs.label_logits, outputs.symbol_probs
-        else:
-            tree = self.model.input_trees(inputs["input_labels"], inputs["input_symbols"])
-            trees, _ = self.model.run_steps(tree, num_steps)
-            label_logits, symbol_probs = self.model.read_out(trees[-1], inputs["num_symbols"])
+        outputs = self.model(**inputs, num_steps=num_steps)
         return {
-            "label_logits": label_logits,
-            "symbol_probs": symbol_probs,
+            "label_logits": outputs.label_logits,
+            "symbol_probs": outputs.symbol_probs,
             "symbol_names": model_inputs["symbol_names"],
         }
 

@@ -370,3 +370,19 @@ print("ANSWERS", [answer[0]["generated_text"] for answer in pipe({SOURCES!r})])
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert f"ANSWERS {expected!r}" in done.stdout, done.stdout
+
+
+def test_num_steps_overrides_the_steps_run_and_is_refused_while_a_sluggish_model_trains():
+    model = tiny_model(controller="dte")
+    inputs, _ = model_inputs(SOURCES)
+    longer = model(**inputs, num_steps=6)
+    assert longer.num_steps == 6 and longer.operation_weights.shape[1] == 6
+    # The same steps as running the interpreter by hand, then reading out.
+    trees, _ = model.run_steps(model.input_trees(inputs["input_labels"], inputs["input_symbols"]), 6)
+    label_logits, _ = model.read_out(trees[-1], inputs["num_symbols"])
+    torch.testing.assert_close(longer.label_logits, label_logits)
+    sluggish = tiny_model(termination="sluggish", num_steps=6).train()
+    targets = tokenizer()(SOURCES, [mirror(text) for text in SOURCES])
+    targets.pop("symbol_names")
+    with pytest.raises(ValueError, match="num_steps: a sluggish model in training chooses its own steps"):
+        sluggish(**targets, num_steps=3)
