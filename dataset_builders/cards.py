@@ -135,7 +135,9 @@ def _variant_text(spec: ConfigSpec, params: BuildParams, min_symbols: int = 0) -
         "so sizes 10..max are near-uniform. No formula appears twice (as Spot's `randltl`, which never "
         "repeats a formula). The samples are shuffled and split 80/10/10."
     )
-    if spec.variant == "supp":
+    if spec.variant == "test":
+        text = text.replace("The samples are shuffled and split 80/10/10.", "Every sample is in one `test` split.")
+    elif spec.variant == "supp":
         text += (
             f" `supp`: {spec.base} plus samples over 0 and 1 symbols added to the training split, "
             f"{SUPP_SHARES[0] * 100:.3f}% and {SUPP_SHARES[1] * 100:.3f}% of it (at least one each; the "

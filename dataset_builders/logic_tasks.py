@@ -499,7 +499,9 @@ def build_logic(
             rows, report = gated_rows(task, tag, params, directory, options)
             reports.append(report)
             splits = split_rows(rows, SPLIT_FRACTIONS, params.seed)
-            if spec.variant == "supp":
+            if spec.variant == "test":
+                splits = {"test": rows}
+            elif spec.variant == "supp":
                 extra, report = supp_rows(
                     task, tag, params, len(splits["train"]), directory, options, exclude=[row["input"] for row in rows]
                 )

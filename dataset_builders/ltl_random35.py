@@ -161,6 +161,26 @@ CONFIGS: dict[str, ConfigSpec] = {
             base="ltl-35",
         ),
         ConfigSpec(
+            "ltl-small",
+            "ltl",
+            "base",
+            "Small formulas that a CPU can learn: size <= 20 over at most 3 symbols, the operators and targets "
+            "of ltl-35 (a satisfying trace), split 80/10/10.",
+            100_000,
+            3,
+            20,
+        ),
+        ConfigSpec(
+            "ltl-small-8sym",
+            "ltl",
+            "test",
+            "Formulas of ltl-small's sizes (<= 20) over up to 8 symbols, for testing only (one test split): "
+            "symbol counts that ltl-small never trains on.",
+            4_000,
+            8,
+            20,
+        ),
+        ConfigSpec(
             "ltl-heatmap",
             "ltl",
             "grid",

@@ -16,8 +16,8 @@ class ConfigSpec:
     """One named configuration: what it is and its default parameters.
 
     ``variant`` is ``base`` (generated and split 80/10/10), ``supp``, ``renamed``, ``reduced``
-    (derived from the ``base`` configuration ``base``) or ``grid`` (one ``test`` split; for grids
-    ``num_samples`` is the cap per cell).
+    (derived from the ``base`` configuration ``base``), ``test`` (generated as ``base``, every sample in
+    one ``test`` split) or ``grid`` (one ``test`` split; for grids ``num_samples`` is the cap per cell).
     """
 
     name: str

@@ -163,6 +163,26 @@ CONFIGS: dict[str, ConfigSpec] = {
             base="prop-35",
         ),
         ConfigSpec(
+            "prop-small",
+            "prop",
+            "base",
+            "Small formulas that a CPU can learn: size <= 20 over at most 3 symbols, the operators and targets "
+            "of prop-35 (a minimal satisfying partial assignment), split 80/10/10.",
+            100_000,
+            3,
+            20,
+        ),
+        ConfigSpec(
+            "prop-small-8sym",
+            "prop",
+            "test",
+            "Formulas of prop-small's sizes (<= 20) over up to 8 symbols, for testing only (one test split): "
+            "symbol counts that prop-small never trains on.",
+            4_000,
+            8,
+            20,
+        ),
+        ConfigSpec(
             "prop-heatmap",
             "prop",
             "grid",

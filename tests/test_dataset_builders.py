@@ -155,6 +155,13 @@ def test_small_build_loads_with_declared_features_and_checked_targets(builds: Bu
         else:
             assert len(cells) == feasible
         return
+    if spec.variant == "test":  # generated as a base configuration, every sample for testing
+        assert list(dataset) == ["test"] and len(rows) == SMALL
+        assert max(row["size"] for row in rows) <= spec.max_size
+        assert max(row["num_symbols"] for row in rows) <= spec.num_symbols
+        assert max(row["num_symbols"] for row in rows) > 3  # symbol counts beyond the small training sets'
+        assert len({row["input"] for row in rows}) == len(rows)
+        return
     assert list(dataset) == ["train", "validation", "test"]
     sizes = {n: len(s) for n, s in dataset.items()}
     assert sizes["validation"] == sizes["test"] == SMALL // 10

@@ -1,5 +1,5 @@
 """The training path made for GPUs, checked on the CPU: bf16, batches grouped by streams and length,
-runs cut into time-limited chunks that resume, and the trained checkpoint that ships with the package."""
+runs cut into time-limited chunks that resume (the shipped checkpoints: ``test_pretrained.py``)."""
 
 from __future__ import annotations
 
@@ -9,13 +9,9 @@ from pathlib import Path
 
 import pytest
 import torch
-from safetensors import safe_open
 from test_training import TINY
-from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
-from hf_symbolinv import logic
 from hf_symbolinv.commands import main
-from hf_symbolinv.pretrained import shipped_model
 from hf_symbolinv.training import grouping_key
 
 
@@ -106,43 +102,3 @@ def test_cli_time_limit_must_be_a_positive_number(prop_data: Path, tmp_path: Pat
             _train(prop_data, tmp_path / "run", "--time-limit", bad)
         assert exit_info.value.code == 2
         assert "--time-limit" in capsys.readouterr().err
-
-
-# --------------------------------------------------------------------------------------------------
-# The shipped checkpoint
-# --------------------------------------------------------------------------------------------------
-def test_shipped_checkpoint_is_small_half_precision_and_loads() -> None:
-    folder = shipped_model("prop")
-    weights = folder / "model.safetensors"
-    assert weights.stat().st_size <= 8 * 2**20
-    with safe_open(str(weights), "pt") as handle:
-        dtypes = {handle.get_slice(name).get_dtype() for name in handle.keys()}
-    assert dtypes == {"F16"}
-    model = AutoModelForSeq2SeqLM.from_pretrained(folder, dtype=torch.float32).eval()
-    tokenizer = AutoTokenizer.from_pretrained(folder)
-    assert model.config.vocabulary == "prop" and tokenizer.task_vocabulary.name == "prop"
-    tokenizer.check_matches(model.config)  # config, weights and tokenizer agree
-    # Only the generation settings the model needs: a stored max_length would clash with every max_new_tokens.
-    assert model.generation_config.max_length is None and model.generation_config.num_beams is None
-    card = (folder / "README.md").read_text(encoding="utf-8")
-    assert "symbolinv train" in card and "correct" in card
-    with pytest.raises(ValueError, match="no trained ltl model ships"):
-        shipped_model("ltl")
-
-
-def test_solve_without_a_model_answers_with_the_shipped_checkpoint(capsys) -> None:
-    text = "& a | b ! c"
-    assert main(["solve", text]) == 0
-    lines = capsys.readouterr().out.splitlines()
-    answer, verdict = lines[0].removeprefix("1. ").split()
-    # The verdict printed is the checker's on the model's own answer.
-    correct = logic.check_assignment(logic.parse_prop(text), logic.parse_assignment(answer))
-    assert verdict == ("[correct]" if correct else "[incorrect]")
-    assert verdict == "[correct]"  # this checkpoint solves this formula (beam 3), a fixed, deterministic fact
-
-
-def test_solve_without_a_model_refuses_ltl_inputs(capsys) -> None:
-    assert main(["solve", "& req X grant"]) == 2
-    err = capsys.readouterr().err
-    assert "temporal operator 'X'" in err and "pass a MODEL folder" in err
-    assert main(["solve", "a", "b", "c"]) == 2

@@ -340,3 +340,23 @@ def test_the_training_recipe_is_the_references_and_rejects_unknown_fields(tmp_pa
     assert recipe_arguments(learning_rate=3e-4)["learning_rate"] == 3e-4
     with pytest.raises(ValueError, match="not a field of the training recipe: lr"):
         recipe_arguments(lr=3e-4)
+
+
+def test_cli_warm_up_is_the_references_1000_steps_or_a_fifth_of_a_shorter_run(capsys) -> None:
+    from hf_symbolinv.commands.cli import build_parser
+    from hf_symbolinv.commands.model import _warmup
+    from hf_symbolinv.training import default_warmup_steps
+
+    assert [default_warmup_steps(steps) for steps in (1, 10, 5000, 7000, 50_000)] == [1, 2, 1000, 1000, 1000]
+    parser = build_parser()
+    base = ["train", "--task", "prop", "--preset", "prop-small", "--data", "d", "--output", "o"]
+    assert _warmup(parser.parse_args(base), 7000) == 1000
+    assert _warmup(parser.parse_args([*base, "--warmup-steps", "300"]), 7000) == 300
+    assert _warmup(parser.parse_args([*base, "--warmup-ratio", "0.1"]), 7000) == 0.1
+    for bad in (["--warmup-ratio", "1.5"], ["--warmup-ratio", "-0.1"], ["--warmup-steps", "0"]):
+        with pytest.raises(SystemExit) as exit_info:
+            parser.parse_args([*base, *bad])
+        assert exit_info.value.code == 2 and bad[0] in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        parser.parse_args([*base, "--warmup-steps", "10", "--warmup-ratio", "0.1"])
+    assert "not allowed with argument" in capsys.readouterr().err

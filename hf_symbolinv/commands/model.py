@@ -50,6 +50,17 @@ def non_negative_int(raw: str) -> int:
     return value
 
 
+def _fraction(raw: str) -> float:
+    """An argparse type for a fraction of a run: at least 0 and below 1."""
+    try:
+        value = float(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {raw!r}") from None
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"expected a fraction at least 0 and below 1, got {raw!r}")
+    return value
+
+
 def positive_float(raw: str) -> float:
     try:
         value = float(raw)
@@ -175,7 +186,14 @@ def add_train_parser(subparsers: _Subparsers) -> None:
     parser.add_argument("--batch-size", type=positive_int, default=64)
     parser.add_argument("--grad-accum", type=int, default=1)
     parser.add_argument("--lr", type=float, default=1e-3)
-    parser.add_argument("--warmup-ratio", type=float, default=0.05)
+    warmup = parser.add_mutually_exclusive_group()
+    warmup.add_argument(
+        "--warmup-steps",
+        type=positive_int,
+        default=None,
+        help="learning-rate warm-up in steps (default: 1000, the reference code's, or a fifth of a shorter run)",
+    )
+    warmup.add_argument("--warmup-ratio", type=_fraction, default=None, help="warm-up as a fraction of the steps")
     parser.add_argument("--eval-steps", type=int, default=None, help="default: steps / 4")
     parser.add_argument("--eval-samples", type=int, default=256, help="validation samples judged at each evaluation")
     parser.add_argument("--beam", type=positive_int, default=1, help="beams for the evaluations during training")
@@ -322,7 +340,7 @@ def run_train(args: argparse.Namespace) -> int:
         dataloader_num_workers=args.workers,
         dataloader_persistent_workers=args.workers > 0,
         gradient_accumulation_steps=args.grad_accum,
-        **recipe_arguments(learning_rate=args.lr, warmup_steps=args.warmup_ratio),
+        **recipe_arguments(learning_rate=args.lr, warmup_steps=_warmup(args, steps)),
         eval_strategy="steps" if evaluation is not None else "no",
         eval_steps=eval_steps,
         save_strategy="steps",
@@ -375,6 +393,17 @@ def run_train(args: argparse.Namespace) -> int:
             report["mean_edit_distance"] = metrics["eval_edit_distance"]
     batch = f"{args.batch_size} x {args.grad_accum}"
     return save_trained_model(args, output, model, tokenizer, origin, len(train), steps, batch, report, eval_name)
+
+
+def _warmup(args: argparse.Namespace, steps: int) -> int | float:
+    """``--warmup-steps``, ``--warmup-ratio`` (a fraction: ``TrainingArguments`` reads one below 1), or the default."""
+    from ..training import default_warmup_steps
+
+    if args.warmup_steps is not None:
+        return args.warmup_steps
+    if args.warmup_ratio is not None:
+        return args.warmup_ratio
+    return default_warmup_steps(steps)
 
 
 def checkpoint_problem(config: Any, checkpoints: Path, no_resume: bool) -> str | None:
@@ -631,8 +660,16 @@ def add_solve_parser(subparsers: _Subparsers) -> None:
         "inputs",
         nargs="+",
         metavar="[MODEL] INPUT",
-        help="a saved model folder (default: the trained propositional model that ships with the package), then "
-        "the input, e.g. '& a | b ! c' or '& req X grant' (Polish notation)",
+        help="a saved model folder (default: a trained model that ships with the package, chosen by the input: "
+        "prop-small, prop-best for formulas of more than 20 nodes, ltl-small for LTL), then the input, e.g. "
+        "'& a | b ! c' or '& req X grant' (Polish notation)",
+    )
+    parser.add_argument(
+        "--task",
+        choices=("prop", "ltl"),
+        default=None,
+        help="without MODEL: answer as this task (a formula without temporal operators is propositional unless "
+        "--task ltl)",
     )
     parser.add_argument("--beam", type=positive_int, default=3)
     parser.add_argument("--top-n", type=positive_int, default=1)
@@ -656,13 +693,15 @@ def run_solve(args: argparse.Namespace) -> int:
         args.model, args.text = args.inputs
         from .trees import is_tree_model_folder, run_solve_trees
 
+        if args.task is not None:
+            raise ValueError("--task chooses among the shipped models: it cannot be given with a MODEL")
         folder = _resolve_model(args.model)
         if is_tree_model_folder(folder):
             return run_solve_trees(folder, args.text)
         model, tokenizer, _ = load_model(args.model)
     else:
         args.text = args.inputs[0]
-        model, tokenizer = _shipped_model_for(args.text, symbols)
+        model, tokenizer = _shipped_model_for(args.text, symbols, args.task)
     task = task_for_vocabulary(model.config.vocabulary).name
     pipe = pipeline("symbolic-generation", model=model, tokenizer=tokenizer)
     try:
@@ -688,23 +727,28 @@ def run_solve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _shipped_model_for(text: str, symbols: Any) -> tuple[Any, Any]:
-    """The shipped trained model for ``text``: propositional formulas have one; anything else (LTL) is
-    refused with a message saying so, rather than answered by a model of another task."""
+def _shipped_model_for(text: str, symbols: Any, task: str | None) -> tuple[Any, Any]:
+    """The shipped trained model for ``text`` (see :func:`hf_symbolinv.pretrained.model_for`): a formula that
+    parses as propositional goes to a prop model unless ``task`` is ``ltl``, an LTL formula to the LTL model;
+    anything else is refused with the parser's message."""
     import torch
 
-    from ..logic import LogicSyntaxError, parse_prop
-    from ..pretrained import shipped_model
+    from ..logic import LogicSyntaxError, parse_ltl, parse_prop
+    from ..pretrained import model_for
 
-    try:
-        parse_prop(text, symbols=symbols)
-    except (LogicSyntaxError, ValueError) as error:
-        raise ValueError(
-            f"{error}; without a MODEL, solve answers propositional formulas only (the package ships a trained "
-            "prop model, no LTL one yet): pass a MODEL folder for other tasks"
-        ) from None
-    model, tokenizer, _ = load_model(str(shipped_model("prop")), dtype=torch.float32)
-    return model, tokenizer
+    parsers = {"prop": parse_prop, "ltl": parse_ltl}
+    tried = [task] if task is not None else ["prop", "ltl"]
+    problem = None
+    for name in tried:
+        try:
+            formula = parsers[name](text, symbols=symbols)
+        except (LogicSyntaxError, ValueError) as error:
+            problem = error  # the last parser tried (LTL) reads the most
+            continue
+        model, tokenizer, _ = load_model(str(model_for(name, formula.size)), dtype=torch.float32)
+        return model, tokenizer
+    what = f"a {task} formula" if task is not None else "a propositional or LTL formula"
+    raise ValueError(f"{problem}; without a MODEL, solve answers {what} with a shipped model: pass a MODEL folder")
 
 
 def _as_logic(text: str, task: str, symbols: Any, answer: bool = False) -> str:

@@ -23,6 +23,8 @@ _NOT_FOR_TREES: dict[str, Any] = {
     "bf16": False,
     "group_by_length": False,
     "workers": 0,
+    "warmup_steps": None,  # the tree family keeps the recipe's 5%
+    "warmup_ratio": None,
 }
 
 

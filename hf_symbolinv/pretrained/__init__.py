@@ -7,7 +7,7 @@ at once. Each folder loads like any saved model of its family (the package regis
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
     from hf_symbolinv.pretrained import shipped_model
 
-    path = shipped_model("prop")
+    path = shipped_model("prop-small")  # or a task: shipped_model("ltl")
     model = AutoModelForSeq2SeqLM.from_pretrained(path, dtype=torch.float32)  # stored in float16
     tokenizer = AutoTokenizer.from_pretrained(path)
 
@@ -20,18 +20,32 @@ from pathlib import Path
 
 PRETRAINED_DIR = Path(__file__).resolve().parent
 
-#: The shipped checkpoint of each task. LTL has none yet: the GPU run of ``ltl-best`` did not learn the
-#: task in the device time it had (see ``benchmarks/results/gpu_training/RESULTS.md``).
-SHIPPED: dict[str, str] = {"prop": "prop-best"}
+#: The shipped checkpoints by name, each with its task.
+SHIPPED: dict[str, str] = {"prop-small": "prop", "ltl-small": "ltl", "prop-best": "prop"}
+#: The checkpoint a task's inputs get by default (``symbolinv solve`` may choose another, see :func:`model_for`).
+DEFAULT_FOR_TASK: dict[str, str] = {"prop": "prop-small", "ltl": "ltl-small"}
+#: ``prop-best`` (trained on formulas of up to 35 nodes over 5 symbols) answers inputs beyond what the small
+#: model saw in training (more than 20 nodes) better than ``prop-small``: see its card and ``model_for``.
+SMALL_MODEL_MAX_SIZE = 20
 
 
-def shipped_model(task: str) -> Path:
-    """The folder of the trained checkpoint that ships for ``task``; a ``ValueError`` names the tasks
-    that have one."""
-    if task not in SHIPPED:
-        have = ", ".join(sorted(SHIPPED))
-        raise ValueError(f"no trained {task} model ships with the package (shipped: {have}); pass a MODEL folder")
-    return PRETRAINED_DIR / SHIPPED[task]
+def shipped_model(name: str) -> Path:
+    """The folder of the shipped checkpoint ``name`` (``prop-small``, ``ltl-small``, ``prop-best``), or of the
+    default checkpoint of a task (``prop``, ``ltl``); a ``ValueError`` names what ships."""
+    name = DEFAULT_FOR_TASK.get(name, name)
+    if name not in SHIPPED:
+        have = ", ".join([*sorted(SHIPPED), *sorted(DEFAULT_FOR_TASK)])
+        raise ValueError(f"no trained model {name!r} ships with the package (shipped: {have}); pass a MODEL folder")
+    return PRETRAINED_DIR / name
 
 
-__all__ = ["PRETRAINED_DIR", "SHIPPED", "shipped_model"]
+def model_for(task: str, size: int) -> Path:
+    """The shipped checkpoint that answers an input of ``task`` with ``size`` nodes best: the small model of the
+    task, except for propositional formulas larger than the small model's training formulas, which go to
+    ``prop-best``."""
+    if task == "prop" and size > SMALL_MODEL_MAX_SIZE:
+        return shipped_model("prop-best")
+    return shipped_model(task)
+
+
+__all__ = ["DEFAULT_FOR_TASK", "PRETRAINED_DIR", "SHIPPED", "model_for", "shipped_model"]

@@ -114,6 +114,9 @@ def _sit(vocabulary: str, **fields: Any) -> dict[str, Any]:
 _LTL = dict(d_model=64, layers=8, heads=4, ffn=1024, encoder_position_encoding="tree")
 _PROP = dict(d_model=96, layers=6, heads=6, ffn=768, encoder_position_encoding="tree", embedding_scale=True)
 _COPY = dict(d_model=128, layers=6, heads=8, ffn=128, encoder_position_encoding="rope")
+# Not in the paper: models for the small formulas (`prop-small`, `ltl-small`) that train on 2 CPU cores.
+_PROP_SMALL = dict(d_model=64, layers=3, heads=4, ffn=256, encoder_position_encoding="tree", embedding_scale=True)
+_LTL_SMALL = dict(d_model=64, layers=3, heads=4, ffn=256, encoder_position_encoding="tree")
 # Not in the paper: small models for the kinship stories (no formula tree, so rotary positions).
 _KINSHIP = dict(d_model=64, layers=3, heads=4, ffn=256, encoder_position_encoding="rope")
 
@@ -156,6 +159,10 @@ PRESETS: dict[str, dict[str, Any]] = {
         encoder_position_encoding="rope",
         stream_attention="EP-DP-CP",
     ),
+    "prop-small": _sit("prop", **_PROP_SMALL, stream_attention="EP-DP-EA-DA-CP"),
+    "prop-small-vanilla": dict(vocabulary="prop", embedding_type="fixed", **_PROP_SMALL, stream_attention="EP-DP-CP"),
+    "ltl-small": _sit("ltl", **_LTL_SMALL, stream_attention="EP-DP-EA-CP"),
+    "ltl-small-vanilla": dict(vocabulary="ltl", embedding_type="fixed", **_LTL_SMALL, stream_attention="EP-DP-CP"),
     "kinship": _sit("kinship", **_KINSHIP, stream_attention="EP-DP-EA-CP"),
     "kinship-vanilla": dict(vocabulary="kinship", embedding_type="fixed", **_KINSHIP, stream_attention="EP-DP-CP"),
 }
@@ -212,7 +219,11 @@ class SymbolInvConfig(PreTrainedConfig):
             forward weights; fixed angles equal ``sinusoidal``), ``automaton_learned`` (learnable
             angles and phases) or ``none``. decoder_position_encoding: the same without ``tree``.
         feature_normalization: L2-normalise the embedding rows and the final features (cosine logits).
-        loss_type: ``adacos`` (adaptive scale, saved as a buffer) or ``cross_entropy``.
+        loss_type: ``cross_entropy`` (the default; over cosine logits, at AdaCos' fixed scale √2·ln(C − 1)) or
+            ``adacos`` (the paper's adaptive scale, saved as a buffer). AdaCos computes its next scale with the
+            current one; with a few dozen classes whose cosines are not near 0 that update grows the scale at every
+            batch, to its cap of 100 within the first few dozen steps, and training runs on logits 100·cos
+            (``benchmarks/results/learning/``).
         embedding_scale: multiply embeddings by √d_model.
         stream_aggregation: how aggregated attention (EA, DA, CA) pools the present streams: ``mean``
             (paper Alg. 2) or ``complex`` (per stream, ``aggregation_states`` magnitudes r and angles θ;
@@ -257,7 +268,7 @@ class SymbolInvConfig(PreTrainedConfig):
     rope_theta: float = 10000.0
     max_position_embeddings: int = 1024
     feature_normalization: bool = True
-    loss_type: str = "adacos"
+    loss_type: str = "cross_entropy"
     adacos_max_scale: float = 100.0
     embedding_scale: bool = False
     stream_aggregation: str = "mean"

@@ -1,0 +1,548 @@
+"""Models that learn, on 2 CPU cores: the small-formula table and the learning curves of the LTL study.
+
+``small``: the SIT presets ``prop-small`` and ``ltl-small`` against the fixed-embedding and alpha-renaming
+baselines of the same architecture (``--embedding-type``: per-stream attention only) at equal steps, trained
+with ``symbolinv train`` on ``prop-small`` / ``ltl-small`` (formulas of at most 20 nodes over at most 3
+symbols) and tested with beam search on their test splits (1-3 symbols) and on ``*-small-8sym`` (the rows with
+4-8 symbols, which training never shows): correct, exact, alpha-covariance.
+
+``curves``: a stock ``BartForConditionalGeneration`` (cross-entropy over ordinary logits, the same token ids),
+``ltl-vanilla`` and ``ltl-best`` at the same small size (d_model 64, 2 + 2 layers) on ``ltl-small``, with
+validation loss and validation correct logged during training; and what moves the curves: the loss (AdaCos
+against cross-entropy over the cosine logits at the fixed scale) and the warm-up (1,000 steps against 5%).
+
+    python benchmarks/learning.py small --out benchmarks/results/learning --data-dir data
+    python benchmarks/learning.py curves --out benchmarks/results/learning --data-dir data
+    python benchmarks/learning.py ship --run benchmarks/results/learning/runs/prop-sit --name prop-small \\
+        --destination hf_symbolinv/pretrained/prop-small
+
+Every run is ``symbolinv train`` (or the BART loop below, which uses the same Trainer, tokenizer and metrics)
+into ``OUT/runs/NAME``, so an interrupted run resumes from its last checkpoint; a finished run's report is kept in
+``OUT/runs/NAME/report.json`` and not redone. ``--only NAME ...`` runs some runs (start two processes to use
+both cores); an invocation without ``--only`` runs what is left and writes ``RESULTS-small.md`` /
+``RESULTS-curves.md``, ``results-*.json`` and, for ``curves``, ``curves.png``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+import dataset_builders
+from hf_symbolinv.commands import main as symbolinv
+from hf_symbolinv.evaluation import evaluate_model
+from hf_symbolinv.files import write_text_atomic
+
+#: The training recipe every run of this study shares (the package's defaults are what it found).
+STEPS, BATCH, EVAL_EVERY, EVAL_SAMPLES = 7000, 64, 500, 200
+CURVE_EVAL_EVERY = 250
+#: Small-formula runs: name -> (task, preset, extra ``symbolinv train`` arguments, description).
+SMALL_RUNS: dict[str, tuple[str, str, list[str], str]] = {
+    f"{task}-{kind}": (task, f"{task}-small", extra, what)
+    for task in ("prop", "ltl")
+    for kind, extra, what in (
+        ("sit", [], "SIT (the shipped model's run)"),
+        ("fixed", ["--embedding-type", "fixed"], "fixed embeddings, 26 symbol rows"),
+        ("alpha", ["--embedding-type", "alpha_renaming"], "alpha-renaming: 26 rows permuted at every step"),
+    )
+}
+#: One size for the LTL curves: d_model 64, 2 + 2 layers (the stock model's 255k parameters).
+SMALL_SIZE = [
+    "d_model=64",
+    "encoder_layers=2",
+    "decoder_layers=2",
+    "encoder_attention_heads=4",
+    "decoder_attention_heads=4",
+    "encoder_ffn_dim=256",
+    "decoder_ffn_dim=256",
+]
+#: Curve runs: name -> (preset or "bart", extra ``symbolinv train`` arguments, description).
+CURVE_RUNS: dict[str, tuple[str, list[str], str]] = {
+    "bart": ("bart", [], "stock BartForConditionalGeneration, cross-entropy, 1,000 warm-up steps"),
+    "ltl-vanilla-adacos": ("ltl-vanilla", ["--set", "loss_type=adacos"], "ltl-vanilla, AdaCos (the paper's loss)"),
+    "ltl-best-adacos": ("ltl-best", ["--set", "loss_type=adacos"], "ltl-best, AdaCos (the paper's loss)"),
+    "ltl-best-ce": ("ltl-best", [], "ltl-best, cross-entropy over cosine logits (the new default)"),
+    "ltl-best-ce-warmup5": ("ltl-best", ["--warmup-ratio", "0.05"], "ltl-best, cross-entropy, 5% warm-up (the old)"),
+}
+CURVE_STEPS = 2000
+
+
+def machine() -> str:
+    threads = torch.get_num_threads()
+    return f"{platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}, {threads} thread(s)"
+
+
+def train_args(task: str, data: Path, output: Path, steps: int, eval_every: int = EVAL_EVERY) -> list[str]:
+    return [
+        "train",
+        "--task",
+        task,
+        "--data",
+        str(data),
+        "--output",
+        str(output),
+        "--steps",
+        str(steps),
+        "--batch-size",
+        str(BATCH),
+        "--eval-steps",
+        str(eval_every),
+        "--eval-samples",
+        str(EVAL_SAMPLES),
+    ]
+
+
+def log_history(run_dir: Path) -> list[dict[str, Any]]:
+    """The Trainer's log of the run's last checkpoint (training loss, validation loss and correct per step)."""
+    checkpoints = sorted((run_dir / "checkpoints").glob("checkpoint-*"), key=lambda p: int(p.name.rpartition("-")[2]))
+    if not checkpoints:
+        return []
+    return json.loads((checkpoints[-1] / "trainer_state.json").read_text())["log_history"]
+
+
+def train_minutes(history: list[dict[str, Any]]) -> float | None:
+    """The training time the Trainer measured (its last chunk's, for a run that was resumed)."""
+    runtimes = [entry["train_runtime"] for entry in history if "train_runtime" in entry]
+    return runtimes[-1] / 60 if runtimes else None
+
+
+def curve(history: list[dict[str, Any]]) -> dict[str, list]:
+    evals = [entry for entry in history if "eval_loss" in entry]
+    train = [entry for entry in history if "loss" in entry]
+    return {
+        "step": [e["step"] for e in evals],
+        "eval_loss": [e["eval_loss"] for e in evals],
+        "eval_correct": [e.get("eval_correct") for e in evals],
+        "eval_invalid": [e.get("eval_invalid") for e in evals],
+        "train_step": [e["step"] for e in train],
+        "train_loss": [e["loss"] for e in train],
+    }
+
+
+def evaluate_groups(model_dir: Path, task: str, tests: dict[str, Any], beam: int) -> dict[str, Any]:
+    """Correct / exact / invalid per test group, alpha-covariance at 3 symbols (and 4, 5 on the larger set)."""
+    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+    model = AutoModelForSeq2SeqLM.from_pretrained(model_dir, dtype=torch.float32).eval()
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    scores: dict[str, Any] = {"parameters": sum(p.numel() for p in model.parameters())}
+    for group, split in tests.items():
+        report = evaluate_model(
+            model,
+            tokenizer,
+            task,
+            list(split["input"]),
+            list(split["target"]),
+            num_symbols=list(split["num_symbols"]),
+            sizes=list(split["size"]),
+            num_beams=beam,
+            alpha_symbol_counts=(3,) if group == "1-3 symbols" else (4, 5),
+            alpha_pool=5,
+            alpha_samples=50,
+            max_perm=24,
+            progress=False,
+        )
+        scores[group] = {
+            key: report.to_dict()[key] for key in ("count", "correct", "exact", "invalid", "alpha_covariance")
+        }
+        scores[group]["by_symbols"] = report.by_symbols
+    return scores
+
+
+def small_tests(data_dir: Path, task: str, limit: int) -> dict[str, Any]:
+    small = dataset_builders.build(f"{task}-small", data_dir / f"{task}-small", progress=False)
+    wide = dataset_builders.build(f"{task}-small-8sym", data_dir / f"{task}-small-8sym", progress=False)["test"]
+    wide = wide.filter(lambda row: row["num_symbols"] >= 4)
+    return {
+        "1-3 symbols": small["test"].select(range(min(limit, len(small["test"])))),
+        "4-8 symbols": wide.select(range(min(limit, len(wide)))),
+    }
+
+
+def run_small(args: argparse.Namespace, name: str) -> dict[str, Any]:
+    report_file = args.out / "runs" / name / "report.json"
+    if report_file.exists():
+        return json.loads(report_file.read_text())
+    task, preset, extra, what = SMALL_RUNS[name]
+    run_dir = args.out / "runs" / name
+    if not (run_dir / "model" / "config.json").is_file():  # a finished training is not resumed again
+        argv = [*train_args(task, args.data_dir / f"{task}-small", run_dir, args.steps), "--preset", preset, *extra]
+        if symbolinv(argv) != 0:
+            raise SystemExit(f"training {name} failed")
+    minutes = train_minutes(log_history(run_dir))
+    scores = evaluate_groups(run_dir / "model", task, small_tests(args.data_dir, task, args.test_samples), args.beam)
+    report = {"name": name, "task": task, "how": what, "train_minutes": minutes, **scores}
+    report["curve"] = curve(log_history(run_dir))
+    write_text_atomic(report_file, json.dumps(report, indent=1, default=str))
+    return report
+
+
+def train_bart(run_dir: Path, data: Path, steps: int) -> None:
+    """A stock BART of the curves' size on the SIT tokenizer's ids (one id per token, as a fixed-embedding model
+    sees them), trained by the same Trainer with the same recipe and judged by the same checker."""
+    from datasets import load_dataset
+    from transformers import BartConfig, BartForConditionalGeneration, DataCollatorForSeq2Seq, Seq2SeqTrainingArguments
+
+    from hf_symbolinv.models.symbolinv.tokenization_symbolinv import SymbolInvTokenizer
+    from hf_symbolinv.training import (
+        SymbolInvTrainer,
+        default_warmup_steps,
+        recipe_arguments,
+        semantic_metrics,
+        tokenize_dataset,
+    )
+
+    tokenizer = SymbolInvTokenizer.from_preset("ltl")
+    dataset = load_dataset(str(data))
+    held_out = dataset["validation"].select(range(EVAL_SAMPLES))
+    columns = ["input_ids", "attention_mask", "labels"]
+    train = tokenize_dataset(dataset["train"], tokenizer).select_columns(columns)
+    evaluation = tokenize_dataset(held_out, tokenizer).select_columns(columns)
+    config = BartConfig(
+        vocab_size=tokenizer.vocab_size,
+        d_model=64,
+        encoder_layers=2,
+        decoder_layers=2,
+        encoder_attention_heads=4,
+        decoder_attention_heads=4,
+        encoder_ffn_dim=256,
+        decoder_ffn_dim=256,
+        max_position_embeddings=256,
+        pad_token_id=tokenizer.pad_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        bos_token_id=tokenizer.bos_token_id,
+        decoder_start_token_id=tokenizer.convert_tokens_to_ids("<start>"),
+        forced_eos_token_id=None,
+    )
+    model = BartForConditionalGeneration(config)
+    collator = DataCollatorForSeq2Seq(tokenizer, model=model, label_pad_token_id=-100)
+
+    def without_symbol_mask(batch: Any) -> Any:  # the tokenizer's padding adds it; BART has no use for it
+        batch.pop("symbol_mask", None)
+        return batch
+
+    arguments = Seq2SeqTrainingArguments(
+        output_dir=str(run_dir / "checkpoints"),
+        max_steps=steps,
+        per_device_train_batch_size=BATCH,
+        per_device_eval_batch_size=BATCH,
+        **recipe_arguments(warmup_steps=default_warmup_steps(steps)),
+        eval_strategy="steps",
+        eval_steps=CURVE_EVAL_EVERY,
+        save_strategy="steps",
+        save_steps=CURVE_EVAL_EVERY,
+        save_total_limit=2,
+        logging_steps=CURVE_EVAL_EVERY // 5,
+        predict_with_generate=True,
+        generation_num_beams=1,
+        generation_max_length=128,
+        report_to=[],
+        seed=0,
+    )
+    trainer = SymbolInvTrainer(
+        model=model,
+        args=arguments,
+        train_dataset=train,
+        eval_dataset=evaluation,
+        processing_class=tokenizer,
+        data_collator=lambda features: without_symbol_mask(collator(features)),
+        compute_metrics=semantic_metrics("ltl", tokenizer, held_out["input"], held_out["target"]),
+    )
+    resume = any((run_dir / "checkpoints").glob("checkpoint-*"))
+    trainer.train(resume_from_checkpoint=True if resume else None)
+
+
+def run_curve(args: argparse.Namespace, name: str) -> dict[str, Any]:
+    report_file = args.out / "runs" / name / "report.json"
+    if report_file.exists():
+        return json.loads(report_file.read_text())
+    preset, extra, what = CURVE_RUNS[name]
+    run_dir = args.out / "runs" / name
+    data = args.data_dir / "ltl-small"
+    dataset_builders.build("ltl-small", data, progress=False)
+    start = time.perf_counter()
+    if preset == "bart":
+        train_bart(run_dir, data, args.curve_steps)
+    else:
+        argv = train_args("ltl", data, run_dir, args.curve_steps, CURVE_EVAL_EVERY)
+        argv += ["--preset", preset, "--set", *SMALL_SIZE, *extra]
+        if symbolinv(argv) != 0:
+            raise SystemExit(f"training {name} failed")
+    report = {"name": name, "how": what, "train_minutes": (time.perf_counter() - start) / 60}
+    report["curve"] = curve(log_history(run_dir))
+    write_text_atomic(report_file, json.dumps(report, indent=1, default=str))
+    return report
+
+
+def minutes(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0f}"
+
+
+def pct(value: Any) -> str:
+    return "-" if value is None else f"{100 * value:.1f}"
+
+
+def small_markdown(runs: list[dict[str, Any]], args: argparse.Namespace) -> str:
+    lines = [
+        "# Small formulas on 2 CPU cores: the SIT against its baselines",
+        "",
+        f"Command: `{args.command}`  ",
+        f"Machine: {machine()}  ",
+        f"Training: `symbolinv train --preset {{prop,ltl}}-small` ({args.steps} steps of batch {BATCH}, the package's "
+        "default recipe), baselines with `--embedding-type fixed|alpha_renaming` (the same architecture with "
+        f"per-stream attention only). Test: beam {args.beam}, the first answer judged by the checker; 1-3 symbols: "
+        f"the first {args.test_samples} rows of the test split; 4-8 symbols: the first {args.test_samples} rows with "
+        "4 or more symbols of `*-small-8sym` (never seen in training). Alpha-covariance on 50 inputs per count.",
+        "",
+        "| task | model | parameters | train min | 1-3 sym correct | 1-3 exact | 4-8 sym correct | 4-8 exact "
+        "| alpha-cov 3 / 4 / 5 |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for run in runs:
+        low, high = run["1-3 symbols"], run["4-8 symbols"]
+        alpha = {**low["alpha_covariance"], **high["alpha_covariance"]}
+        lines.append(
+            f"| {run['task']} | {run['how']} | {run['parameters']:,} | {minutes(run['train_minutes'])} | "
+            f"{pct(low['correct'])} | {pct(low['exact'])} | {pct(high['correct'])} | {pct(high['exact'])} | "
+            + " / ".join(pct(alpha.get(k, alpha.get(str(k)))) for k in (3, 4, 5))
+            + " |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def curves_markdown(runs: list[dict[str, Any]], args: argparse.Namespace) -> str:
+    lines = [
+        "# LTL learning curves at equal size and budget",
+        "",
+        f"Command: `{args.command}`  ",
+        f"Machine: {machine()}  ",
+        "Data: `ltl-small` (80,000 training formulas of at most 20 nodes over at most 3 symbols). Every model "
+        f"d_model 64, 2 + 2 layers, {args.curve_steps} steps of batch {BATCH}, lr 1e-3; validation loss and greedy "
+        f"correct on {EVAL_SAMPLES} validation formulas every {CURVE_EVAL_EVERY} steps (`curves.png`).",
+        "",
+        "| run | what | validation correct by step | last validation loss |",
+        "|---|---|---|---|",
+    ]
+    for run in runs:
+        c = run["curve"]
+        points = ", ".join(f"{s}: {pct(v)}" for s, v in zip(c["step"], c["eval_correct"]))
+        last = f"{c['eval_loss'][-1]:.3f}" if c["eval_loss"] else "-"
+        lines.append(f"| {run['name']} | {run['how']} | {points} | {last} |")
+    return "\n".join(lines) + "\n"
+
+
+def plot(runs: list[dict[str, Any]], path: Path, title: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, (loss_axis, correct_axis) = plt.subplots(1, 2, figsize=(11, 4))
+    for run in runs:
+        c = run["curve"]
+        loss_axis.plot(c["step"], c["eval_loss"], marker="o", label=run["name"])
+        correct_axis.plot(c["step"], [100 * (v or 0) for v in c["eval_correct"]], marker="o", label=run["name"])
+    loss_axis.set(xlabel="step", ylabel="validation loss", title=title)
+    correct_axis.set(xlabel="step", ylabel="validation correct (%, greedy)", ylim=(0, 100))
+    correct_axis.legend(fontsize=8)
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_suffix(".tmp.png")
+    figure.savefig(temporary, dpi=110)
+    os.replace(temporary, path)
+
+
+SHIPPED_CARD = """---
+library_name: transformers
+pipeline_tag: text2text-generation
+tags:
+- symbolinv
+- symbol-invariant-transformer
+- {task}
+---
+
+# Symbol-Invariant Transformer: {name}, trained on 2 CPU cores (shipped with hf_symbolinv)
+
+A small **Symbol-Invariant Transformer** (one stream per symbol) for {what}: a formula of at most 20 nodes in
+Polish notation in, {answer} out (`{example}`). `symbolinv solve` uses it when no model is given{solve_note}.
+Every answer should be checked; `symbolinv solve` prints the checker's verdict.
+
+```python
+import torch
+from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, pipeline
+from hf_symbolinv.pretrained import shipped_model
+
+path = shipped_model("{name}")
+model = AutoModelForSeq2SeqLM.from_pretrained(path, dtype=torch.float32)  # stored in float16
+tokenizer = AutoTokenizer.from_pretrained(path)
+pipe = pipeline("symbolic-generation", model=model, tokenizer=tokenizer)
+pipe("{example_input}", num_beams=3)
+```
+
+## Model
+
+| | |
+|---|---|
+| preset | `{name}` |
+| embedding | `streams` |
+| stream attention | `{attention}` |
+| width / layers / heads / FFN | {width} / {layers}+{layers} / {heads} / {ffn} |
+| position encodings (encoder, decoder) | {positions} |
+| loss | {loss} |
+| parameters | {parameters:,} (stored in float16: {megabytes:.1f} MB) |
+
+## Training
+
+Data: `symbolinv data build {task}-small --out data/{task}-small` (seed 0: formulas of at most 20 nodes over at
+most 3 symbols; train 80,000, validation 10,000, test 10,000). On 2 CPU cores ({machine}):
+
+```bash
+symbolinv train --task {task} --preset {name} --data data/{task}-small --output runs/{name} \\
+    --steps {steps} --eval-steps 500 --eval-samples 200
+```
+
+(the same command run again resumes an interrupted run). The package's recipe: AdamW (lr 1e-3, betas
+0.9/0.95, weight decay 0.1), cosine schedule with 1,000 warm-up steps, batch 64, {steps} steps
+({train_minutes} minutes here). The weights were then cast to float16.
+
+## Evaluation
+
+Beam 3, the first answer judged by the checker ({machine}; float16 weights loaded as float32). "1-3 symbols": the
+first {count_low:,} formulas of the `{task}-small` test split; "4-8 symbols": {count_high:,} formulas with 4 to 8
+symbols from `symbolinv data build {task}-small-8sym` (symbol counts that training never shows):
+
+| | 1-3 symbols | 4-8 symbols |
+|---|---|---|
+| correct | **{correct_low:.1f}%** | **{correct_high:.1f}%** |
+| exact (the dataset's own answer) | {exact_low:.1f}% | {exact_high:.1f}% |
+| invalid | {invalid_low:.1f}% | {invalid_high:.1f}% |
+
+Correct by symbol count: {by_symbols}. Alpha-covariance (the answers of renamed inputs, renamed back, agree):
+{alpha}. The fixed-embedding and alpha-renaming baselines of the same architecture, trained the same way,
+are in the project's `benchmarks/results/learning/`.
+
+## Invariance guarantee
+
+Renaming the symbols of an input renames the answer the same way, and the model reads formulas with more
+symbols, or other names, than it saw in training.
+"""
+EXAMPLES = {
+    "prop": ("propositional satisfiability", "a satisfying partial assignment", "& a | ! b c", "&a|!bc -> a1b0"),
+    "ltl": ("LTL satisfiability", "a satisfying trace (a lasso)", "& a X b", "&aXb -> a;b;{1}"),
+}
+
+
+def ship(args: argparse.Namespace) -> int:
+    """Cast a finished run's model to float16 and write it, with its card, as a shipped model of the package."""
+    import shutil
+    import tempfile
+
+    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+    from hf_symbolinv.files import replace_folder_atomic, save_model_folder
+
+    report = json.loads((args.run / "report.json").read_text())
+    model = AutoModelForSeq2SeqLM.from_pretrained(args.run / "model", dtype=torch.float32).eval()
+    tokenizer = AutoTokenizer.from_pretrained(args.run / "model")
+    config, task = model.config, report["task"]
+    low, high = report["1-3 symbols"], report["4-8 symbols"]
+    alpha = {**low["alpha_covariance"], **high["alpha_covariance"]}
+    by_symbols = {**low["by_symbols"], **high["by_symbols"]}
+    what, answer, example_input, example = EXAMPLES[task]
+    card = SHIPPED_CARD.format(
+        task=task,
+        name=args.name,
+        what=what,
+        answer=answer,
+        example=example,
+        example_input=example_input,
+        solve_note=" for formulas of up to 20 nodes (larger ones go to `prop-best`)" if task == "prop" else "",
+        attention=config.stream_attention,
+        width=config.d_model,
+        layers=config.encoder_layers,
+        heads=config.encoder_attention_heads,
+        ffn=config.encoder_ffn_dim,
+        positions=f"{config.encoder_position_encoding}, {config.decoder_position_encoding}",
+        loss={"adacos": "AdaCos", "cross_entropy": "cross-entropy over cosine logits (fixed scale)"}[config.loss_type]
+        if config.feature_normalization
+        else "cross-entropy",
+        parameters=report["parameters"],
+        megabytes=2 * report["parameters"] / 2**20,
+        machine=args.machine,
+        steps=report["curve"]["train_step"][-1] if report["curve"]["train_step"] else args.steps,
+        train_minutes=minutes(report["train_minutes"]),
+        count_low=low["count"],
+        count_high=high["count"],
+        correct_low=100 * low["correct"],
+        correct_high=100 * high["correct"],
+        exact_low=100 * low["exact"],
+        exact_high=100 * high["exact"],
+        invalid_low=100 * low["invalid"],
+        invalid_high=100 * high["invalid"],
+        by_symbols=", ".join(f"{k}: {100 * v:.1f}%" for k, v in sorted(by_symbols.items(), key=lambda kv: int(kv[0]))),
+        alpha=", ".join(f"{k} symbols {100 * v:.0f}%" for k, v in sorted(alpha.items())) or "not measured",
+    )
+    with tempfile.TemporaryDirectory() as staging:
+        save_model_folder(model.half(), tokenizer, Path(staging) / "model", card)
+
+        def fill(target: Path) -> None:  # the package registers the classes: no model code beside the weights
+            for file in (Path(staging) / "model").iterdir():
+                if file.suffix != ".py":
+                    shutil.copy2(file, target / file.name)
+
+        replace_folder_atomic(args.destination, fill)
+    print(f"shipped {args.run} as {args.destination}")
+    return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("study", choices=["small", "curves", "ship"])
+    parser.add_argument("--out", type=Path, help="small, curves: the results folder")
+    parser.add_argument("--data-dir", type=Path, help="small, curves: where the datasets are (built when missing)")
+    parser.add_argument("--steps", type=int, default=STEPS)
+    parser.add_argument("--beam", type=int, default=3)
+    parser.add_argument("--test-samples", type=int, default=1000)
+    parser.add_argument("--curve-steps", type=int, default=CURVE_STEPS, help="curves: steps per run")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--only", nargs="*", default=[], metavar="RUN")
+    parser.add_argument("--run", type=Path, help="ship: a finished run folder of `small` (OUT/runs/NAME)")
+    parser.add_argument("--name", help="ship: the shipped model's name (prop-small, ltl-small)")
+    parser.add_argument("--destination", type=Path, help="ship: the folder to write (hf_symbolinv/pretrained/NAME)")
+    parser.add_argument("--machine", default=None, help="ship: the machine, as the card names it")
+    args = parser.parse_args()
+    args.command = "python " + " ".join(sys.argv)
+    if args.study == "ship":
+        if args.run is None or args.name is None or args.destination is None:
+            parser.error("ship needs --run, --name and --destination")
+        args.machine = args.machine or machine()
+        return ship(args)
+    torch.set_num_threads(args.threads)
+    if args.out is None or args.data_dir is None:
+        parser.error(f"{args.study} needs --out and --data-dir")
+    table = SMALL_RUNS if args.study == "small" else CURVE_RUNS
+    unknown = sorted(set(args.only) - set(table))
+    if unknown:
+        parser.error(f"unknown run(s) {', '.join(unknown)}; choose from {', '.join(table)}")
+    run = run_small if args.study == "small" else run_curve
+    runs = [run(args, name) for name in (args.only or table)]
+    if args.only:
+        return 0
+    text = small_markdown(runs, args) if args.study == "small" else curves_markdown(runs, args)
+    write_text_atomic(args.out / f"RESULTS-{args.study}.md", text)
+    write_text_atomic(args.out / f"results-{args.study}.json", json.dumps(runs, indent=1, default=str))
+    plot(runs, args.out / f"{args.study}.png", "ltl-35" if args.study == "curves" else "small formulas")
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,83 @@
+"""The trained checkpoints that ship with the package, and ``symbolinv solve`` choosing among them."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from safetensors import safe_open
+from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+from hf_symbolinv import logic
+from hf_symbolinv.commands import main
+from hf_symbolinv.pretrained import SHIPPED, model_for, shipped_model
+
+#: The most bytes each shipped weights file may take (the small models: 4 MB, as promised in their issue).
+MAX_BYTES = {"prop-small": 4 * 10**6, "ltl-small": 4 * 10**6, "prop-best": 8 * 2**20}
+
+
+@pytest.mark.parametrize("name", sorted(SHIPPED))
+def test_shipped_checkpoint_is_small_half_precision_and_loads(name: str) -> None:
+    folder = shipped_model(name)
+    weights = folder / "model.safetensors"
+    assert weights.stat().st_size <= MAX_BYTES[name]
+    with safe_open(str(weights), "pt") as handle:
+        dtypes = {handle.get_slice(tensor).get_dtype() for tensor in handle.keys()}
+    assert dtypes == {"F16"}
+    model = AutoModelForSeq2SeqLM.from_pretrained(folder, dtype=torch.float32).eval()
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    assert model.config.vocabulary == SHIPPED[name] and tokenizer.task_vocabulary.name == SHIPPED[name]
+    tokenizer.check_matches(model.config)  # config, weights and tokenizer agree
+    # Only the generation settings the model needs: a stored max_length would clash with every max_new_tokens.
+    assert model.generation_config.max_length is None and model.generation_config.num_beams is None
+    assert not list(folder.glob("*.py"))  # the package registers the classes; no second copy of the code
+    card = (folder / "README.md").read_text(encoding="utf-8")
+    assert "symbolinv train" in card and "correct" in card and f'shipped_model("{name}")' in card
+
+
+def test_shipped_model_takes_a_name_or_a_task() -> None:
+    assert shipped_model("prop") == shipped_model("prop-small")
+    assert shipped_model("ltl") == shipped_model("ltl-small")
+    with pytest.raises(ValueError, match="no trained model 'kinship' ships.*prop-small"):
+        shipped_model("kinship")
+
+
+def test_large_propositional_formulas_go_to_the_model_trained_on_them() -> None:
+    assert model_for("prop", 20) == shipped_model("prop-small")
+    assert model_for("prop", 21) == shipped_model("prop-best")
+    assert model_for("ltl", 35) == shipped_model("ltl-small")
+
+
+def _answers(capsys: pytest.CaptureFixture[str]) -> list[tuple[str, str]]:
+    lines = [line for line in capsys.readouterr().out.splitlines() if line[:1].isdigit()]
+    return [tuple(line.split(". ", 1)[1].rsplit(maxsplit=1)) for line in lines]
+
+
+def test_solve_without_a_model_answers_a_propositional_formula(capsys: pytest.CaptureFixture[str]) -> None:
+    text = "& a | b ! c"
+    assert main(["solve", text]) == 0
+    [(answer, verdict)] = _answers(capsys)
+    # The verdict printed is the checker's on the model's own answer.
+    correct = logic.check_assignment(logic.parse_prop(text), logic.parse_assignment(answer))
+    assert verdict == ("[correct]" if correct else "[incorrect]")
+    assert verdict == "[correct]"  # the shipped model solves this formula (beam 3), a fixed, deterministic fact
+
+
+def test_solve_without_a_model_answers_an_ltl_formula_with_the_ltl_model(capsys: pytest.CaptureFixture[str]) -> None:
+    text = "& req X grant"
+    assert main(["solve", text]) == 0
+    out = capsys.readouterr().out
+    verdict = out.splitlines()[0].rsplit(maxsplit=1)[1]
+    assert verdict == "[correct]"  # a fixed, deterministic fact of the shipped LTL model
+    assert "trace:" in out  # LTL answers come with the readable trace
+    # A formula without temporal operators is propositional unless --task says LTL.
+    assert main(["solve", "--task", "ltl", "& a ! b"]) == 0
+    assert "trace:" in capsys.readouterr().out
+
+
+def test_solve_without_a_model_refuses_what_no_shipped_model_reads(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["solve", "& a ("]) == 2
+    err = capsys.readouterr().err
+    assert "position" in err and "pass a MODEL folder" in err and "Traceback" not in err
+    assert main(["solve", "--task", "prop", "& req X grant"]) == 2
+    assert "temporal operator 'X'" in capsys.readouterr().err
+    assert main(["solve", "a", "b", "c"]) == 2
