@@ -10,7 +10,7 @@ A family's test module subclasses the mixins and provides a few factories:
   ``trust_remote_code=True`` in a process where the package cannot be imported, ``return_dict=False``,
   eager and sdpa attention agreeing, and gradient checkpointing giving the same gradients.
 * ``GenerationTesterMixin``: ``make_generation_inputs(model)``; tests that the key-value cache changes
-  no greedy or beam-search output.
+  no greedy or beam-search output and that ``generate`` hands it to every forward, which uses it.
 * ``StrictLoadingTesterMixin`` (the same factories): every config.json field mutated
   loads to identical logits or fails naming the field; NaN weights, another architecture's weights and a
   truncated weights file are refused by name.
@@ -30,6 +30,8 @@ from typing import Any
 
 import pytest
 import torch
+
+from hf_symbolinv.models.symbolinv.cache_names import CACHE_NAME, output_cache
 
 #: (name, generate keyword arguments) of the decoding modes every generation property is checked with.
 GENERATION_MODES = (
@@ -185,6 +187,26 @@ class GenerationTesterMixin:
             cached = model.generate(**inputs, max_new_tokens=self.max_new_tokens, use_cache=True, **kwargs)
             uncached = model.generate(**inputs, max_new_tokens=self.max_new_tokens, use_cache=False, **kwargs)
             assert torch.equal(cached, uncached), name
+
+    def test_generate_hands_its_cache_to_every_forward(self) -> None:
+        """Every forward of ``generate`` gets the cache under the name the installed transformers uses and returns
+        that very cache. A forward that misses it (``past_key_values`` became ``cache`` in transformers 5.24) builds
+        a fresh one and silently decodes from the last token only, which a tiny model may not show in its outputs."""
+        model = self.make_model()
+        inputs = self.make_generation_inputs(model)
+        steps: list[tuple[Any, Any]] = []
+
+        def record(module: Any, args: tuple, kwargs: dict[str, Any], output: Any) -> None:
+            steps.append((kwargs.get(CACHE_NAME), output_cache(output)))
+
+        handle = model.register_forward_hook(record, with_kwargs=True)
+        try:
+            model.generate(**inputs, max_new_tokens=self.max_new_tokens, use_cache=True)
+        finally:
+            handle.remove()
+        assert len(steps) > 1
+        for step, (given, returned) in enumerate(steps):
+            assert given is not None and returned is given, step
 
 
 class RenamingInvarianceTesterMixin:

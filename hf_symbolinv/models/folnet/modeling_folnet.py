@@ -77,6 +77,7 @@ from transformers.modeling_outputs import (
 )
 from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
 
+from .cache_names import CACHE_NAMES, cache_keyword, given_cache
 from .configuration_folnet import FOLNetConfig
 from .loading import StrictLoadingMixin
 from .operators import (
@@ -537,7 +538,7 @@ class FOLNetPreTrainedModel(StrictLoadingMixin, PreTrainedModel):
     _supports_sdpa = True
     _supports_attention_backend = False
     _no_split_modules = ["FOLNetLayer"]
-    _skip_keys_device_placement = ["past_key_values"]
+    _skip_keys_device_placement = list(CACHE_NAMES)
 
     def _init_weights(self, module: nn.Module) -> None:
         std = self.config.initializer_range
@@ -991,7 +992,7 @@ class FOLNetForConditionalGeneration(FOLNetPreTrainedModel, GenerationMixin):
         decoder_input_ids: torch.LongTensor | None = None,
         decoder_attention_mask: torch.Tensor | None = None,
         encoder_outputs: FOLNetModelOutput | tuple | None = None,
-        past_key_values: Cache | None = None,
+        cache: Cache | None = None,
         labels: torch.LongTensor | None = None,
         use_cache: bool | None = None,
         output_hidden_states: bool | None = None,
@@ -999,12 +1000,15 @@ class FOLNetForConditionalGeneration(FOLNetPreTrainedModel, GenerationMixin):
         num_items_in_batch: int | torch.Tensor | None = None,
         decoder_history_ids: torch.LongTensor | None = None,
         symbol_mask: torch.Tensor | None = None,
+        past_key_values: Cache | None = None,
         **kwargs,
     ) -> Seq2SeqLMOutput | tuple:
         """``labels`` ``(batch, n)`` (-100 or <pad> ignored) build ``decoder_input_ids`` when those are absent.
         ``decoder_history_ids``: every target id so far, for the symbol-invariant variant with a filled cache
-        (``generate`` passes them)."""
+        (``generate`` passes them). ``cache``: an ``EncoderDecoderCache`` (``past_key_values``, its name before
+        transformers 5.24, is accepted too)."""
         config = self.config
+        cache = given_cache(cache, past_key_values)
         if encoder_outputs is None:
             encoder_outputs = self.folnet(
                 input_ids,
@@ -1025,19 +1029,19 @@ class FOLNetForConditionalGeneration(FOLNetPreTrainedModel, GenerationMixin):
         _check_ids(decoder_input_ids, "decoder_input_ids", config.vocab_size)
         if use_cache is None:
             use_cache = config.use_cache and not self.training and labels is None
-        if use_cache and past_key_values is None:
-            past_key_values = EncoderDecoderCache(DynamicCache(), DynamicCache())
+        if use_cache and cache is None:
+            cache = EncoderDecoderCache(DynamicCache(), DynamicCache())
         if not use_cache:
-            past_key_values = None
-        if past_key_values is not None and not isinstance(past_key_values, EncoderDecoderCache):
-            raise TypeError(f"past_key_values must be an EncoderDecoderCache, got {type(past_key_values).__name__}")
+            cache = None
+        if cache is not None and not isinstance(cache, EncoderDecoderCache):
+            raise TypeError(f"the cache must be an EncoderDecoderCache, got {type(cache).__name__}")
         decoded, decoder_binary, decoder_hidden = self.decoder(
             decoder_input_ids,
             encoder_outputs.last_hidden_state,
             encoder_outputs.last_binary_state,
             attention_mask=attention_mask,
             decoder_attention_mask=decoder_attention_mask,
-            cache=past_key_values,
+            cache=cache,
             output_hidden_states=bool(output_hidden_states),
             encoder_symbol_slots=encoder_outputs.symbol_slots,
             decoder_history_ids=decoder_history_ids,
@@ -1055,7 +1059,7 @@ class FOLNetForConditionalGeneration(FOLNetPreTrainedModel, GenerationMixin):
         output = Seq2SeqLMOutput(
             loss=loss,
             logits=logits,
-            past_key_values=past_key_values,
+            **cache_keyword(cache),
             decoder_hidden_states=decoder_hidden,
             encoder_last_hidden_state=encoder_outputs.last_hidden_state,
             encoder_hidden_states=encoder_outputs.hidden_states,

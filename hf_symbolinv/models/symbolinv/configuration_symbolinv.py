@@ -6,6 +6,7 @@ from typing import Any, ClassVar
 
 from transformers import PreTrainedConfig
 
+from .cache_names import CACHE_NAME
 from .vocabulary import EOS_ID, PAD_ID, START_ID, get_vocabulary
 
 ATTENTION_CODES = ("EP", "EA", "DP", "DA", "CP", "CA")
@@ -239,7 +240,8 @@ class SymbolInvConfig(PreTrainedConfig):
     model_type = "symbolinv"
     #: Recorded in the weights by ``save_pretrained`` and compared on load (see ``loading.py``).
     architecture_fields: ClassVar[tuple[str, ...]] = ARCHITECTURE_FIELDS
-    keys_to_ignore_at_inference: ClassVar[list[str]] = ["past_key_values"]
+    #: The Trainer leaves the cache out of evaluation outputs (its name depends on the transformers version).
+    keys_to_ignore_at_inference: ClassVar[list[str]] = [CACHE_NAME]
     attribute_map: ClassVar[dict[str, str]] = {
         "hidden_size": "d_model",
         "num_attention_heads": "encoder_attention_heads",

@@ -30,6 +30,7 @@ from transformers.modeling_layers import GradientCheckpointingLayer
 from transformers.modeling_outputs import ModelOutput
 from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
 
+from .cache_names import CACHE_NAMES, cache_field, cache_keyword, given_cache, output_cache
 from .configuration_symbolinv import SymbolInvConfig
 from .loading import StrictLoadingMixin
 from .pooling import ComplexMultisetPooling
@@ -484,13 +485,14 @@ class SymbolInvEncoderOutput(ModelOutput):
 
 
 @dataclass
+@cache_field
 class SymbolInvSeq2SeqOutput(ModelOutput):
     """Decoder streams ``(B, S, T, d)`` plus the encoder output they were computed from."""
 
     last_hidden_state: torch.FloatTensor | None = None
     stream_slots: torch.LongTensor | None = None
     stream_mask: torch.BoolTensor | None = None
-    past_key_values: Cache | None = None
+    cache: Cache | None = None  # named past_key_values before transformers 5.24 (cache_names.py)
     decoder_hidden_states: tuple[torch.FloatTensor, ...] | None = None
     encoder_last_hidden_state: torch.FloatTensor | None = None
     encoder_hidden_states: tuple[torch.FloatTensor, ...] | None = None
@@ -500,10 +502,11 @@ class SymbolInvSeq2SeqOutput(ModelOutput):
 
 
 @dataclass
+@cache_field
 class SymbolInvSeq2SeqLMOutput(ModelOutput):
     loss: torch.FloatTensor | None = None
     logits: torch.FloatTensor | None = None
-    past_key_values: Cache | None = None
+    cache: Cache | None = None  # named past_key_values before transformers 5.24 (cache_names.py)
     decoder_hidden_states: tuple[torch.FloatTensor, ...] | None = None
     encoder_last_hidden_state: torch.FloatTensor | None = None
     encoder_hidden_states: tuple[torch.FloatTensor, ...] | None = None
@@ -552,7 +555,7 @@ class SymbolInvPreTrainedModel(StrictLoadingMixin, PreTrainedModel):
     _supports_sdpa = True
     _supports_attention_backend = False  # eager and sdpa: other kernels take no boolean per-stream masks
     _no_split_modules = ["SymbolInvEncoderLayer", "SymbolInvDecoderLayer"]
-    _skip_keys_device_placement = ["past_key_values"]
+    _skip_keys_device_placement = list(CACHE_NAMES)
 
     def _init_weights(self, module: nn.Module) -> None:
         super()._init_weights(module)
@@ -692,7 +695,7 @@ class SymbolInvDecoder(SymbolInvPreTrainedModel):
         encoder_outputs: SymbolInvEncoderOutput,
         attention_mask: torch.Tensor | None = None,
         decoder_attention_mask: torch.Tensor | None = None,
-        past_key_values: EncoderDecoderCache | None = None,
+        cache: EncoderDecoderCache | None = None,
         output_hidden_states: bool | None = None,
         embedding_rows: torch.Tensor | None = None,
         output_attentions: bool | None = None,
@@ -710,9 +713,8 @@ class SymbolInvDecoder(SymbolInvPreTrainedModel):
             raise ValueError(
                 f"decoder_input_ids has batch size {decoder_input_ids.shape[0]} but the encoder output has {batch}"
             )
-        cache = past_key_values
         if cache is not None and not isinstance(cache, EncoderDecoderCache):
-            raise TypeError(f"past_key_values must be an EncoderDecoderCache, got {type(cache).__name__}")
+            raise TypeError(f"the cache must be an EncoderDecoderCache, got {type(cache).__name__}")
         # With a cache the padded layout keeps streams aligned with the cache's batch-major tensors.
         layout = make_layout(slots, present, packed=cache is None, dtype=rows.dtype)
         encoder_states = encoder_outputs.last_hidden_state.reshape(
@@ -838,14 +840,18 @@ class SymbolInvModel(SymbolInvPreTrainedModel):
         decoder_input_ids: torch.LongTensor | None = None,
         decoder_attention_mask: torch.Tensor | None = None,
         encoder_outputs: SymbolInvEncoderOutput | tuple | None = None,
-        past_key_values: Cache | None = None,
+        cache: Cache | None = None,
         use_cache: bool | None = None,
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
         embedding_rows: torch.Tensor | None = None,
         output_attentions: bool | None = None,
+        past_key_values: Cache | None = None,
         **kwargs,
     ) -> SymbolInvSeq2SeqOutput | tuple:
+        """``cache``: an ``EncoderDecoderCache`` (``past_key_values``, its name before transformers 5.24, is
+        accepted too)."""
+        cache = given_cache(cache, past_key_values)
         output_attentions = _check_attention_output(self.config, output_attentions)
         if kwargs.get("inputs_embeds") is not None or kwargs.get("decoder_inputs_embeds") is not None:
             raise ValueError("inputs_embeds are not supported: the streams are built from token ids")
@@ -865,16 +871,16 @@ class SymbolInvModel(SymbolInvPreTrainedModel):
         if decoder_input_ids is None:
             raise ValueError("decoder_input_ids (or labels, from which they are built) are required")
         use_cache = use_cache if use_cache is not None else (self.config.use_cache and not self.training)
-        if use_cache and past_key_values is None:
-            past_key_values = EncoderDecoderCache(DynamicCache(), DynamicCache())
+        if use_cache and cache is None:
+            cache = EncoderDecoderCache(DynamicCache(), DynamicCache())
         if not use_cache:
-            past_key_values = None
+            cache = None
         decoder_states, decoder_hidden, decoder_attentions, cross_attentions = self.decoder(
             decoder_input_ids,
             encoder_outputs,
             attention_mask=attention_mask,
             decoder_attention_mask=decoder_attention_mask,
-            past_key_values=past_key_values,
+            cache=cache,
             output_hidden_states=output_hidden_states,
             embedding_rows=rows,
             output_attentions=output_attentions,
@@ -883,7 +889,7 @@ class SymbolInvModel(SymbolInvPreTrainedModel):
             last_hidden_state=decoder_states,
             stream_slots=encoder_outputs.stream_slots,
             stream_mask=encoder_outputs.stream_mask,
-            past_key_values=past_key_values,
+            **cache_keyword(cache),
             decoder_hidden_states=decoder_hidden,
             encoder_last_hidden_state=encoder_outputs.last_hidden_state,
             encoder_hidden_states=encoder_outputs.hidden_states,
@@ -941,15 +947,19 @@ class SymbolInvForConditionalGeneration(SymbolInvPreTrainedModel, GenerationMixi
         decoder_input_ids: torch.LongTensor | None = None,
         decoder_attention_mask: torch.Tensor | None = None,
         encoder_outputs: SymbolInvEncoderOutput | tuple | None = None,
-        past_key_values: Cache | None = None,
+        cache: Cache | None = None,
         labels: torch.LongTensor | None = None,
         use_cache: bool | None = None,
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
         num_items_in_batch: int | torch.Tensor | None = None,
+        past_key_values: Cache | None = None,
         **kwargs,
     ) -> SymbolInvSeq2SeqLMOutput | tuple:
+        """``cache``: an ``EncoderDecoderCache`` (``past_key_values``, its name before transformers 5.24, is
+        accepted too)."""
         config = self.config
+        cache = given_cache(cache, past_key_values)
         if labels is not None:
             _check_ids(labels, config, "labels", allow_ignore=True)
             # <pad> is never a target; a tokenizer padding labels with it (rather than -100) means "ignore".
@@ -965,7 +975,7 @@ class SymbolInvForConditionalGeneration(SymbolInvPreTrainedModel, GenerationMixi
             decoder_input_ids=decoder_input_ids,
             decoder_attention_mask=decoder_attention_mask,
             encoder_outputs=encoder_outputs,
-            past_key_values=past_key_values,
+            cache=cache,
             use_cache=use_cache,
             output_hidden_states=output_hidden_states,
             embedding_rows=rows,
@@ -984,7 +994,7 @@ class SymbolInvForConditionalGeneration(SymbolInvPreTrainedModel, GenerationMixi
         output = SymbolInvSeq2SeqLMOutput(
             loss=loss,
             logits=logits,
-            past_key_values=outputs.past_key_values,
+            **cache_keyword(output_cache(outputs)),
             decoder_hidden_states=outputs.decoder_hidden_states,
             encoder_last_hidden_state=outputs.encoder_last_hidden_state,
             encoder_hidden_states=outputs.encoder_hidden_states,

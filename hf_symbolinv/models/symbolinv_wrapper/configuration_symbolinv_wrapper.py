@@ -13,6 +13,8 @@ from typing import Any, ClassVar
 from transformers import AutoConfig, PreTrainedConfig
 from transformers.configuration_utils import SubConfigSpec
 
+from .cache_names import CACHE_NAME
+
 #: What the logits of the per-stream runs are combined from (see the modeling module's docstring).
 STREAM_SCORES = ("logits", "log_probs")
 
@@ -34,7 +36,8 @@ class SymbolInvWrapperConfig(PreTrainedConfig):
     """
 
     model_type = "symbolinv_wrapper"
-    keys_to_ignore_at_inference: ClassVar[list[str]] = ["past_key_values"]
+    #: The Trainer leaves the cache out of evaluation outputs (its name depends on the transformers version).
+    keys_to_ignore_at_inference: ClassVar[list[str]] = [CACHE_NAME]
     sub_configs_defaults: ClassVar[dict[str, SubConfigSpec]] = {
         "wrapped_config": SubConfigSpec(config_class=AutoConfig, model_type="bart"),
     }

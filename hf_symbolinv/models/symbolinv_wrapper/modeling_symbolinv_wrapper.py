@@ -67,6 +67,7 @@ from transformers.modeling_outputs import BaseModelOutput, ModelOutput
 from transformers.models.auto.modeling_auto import MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING
 from transformers.utils import logging
 
+from .cache_names import CACHE_NAMES, cache_field, cache_keyword, given_cache
 from .configuration_symbolinv_wrapper import SymbolInvWrapperConfig
 from .streams import TIE_BREAK, check_token_ids, first_appearance_streams, stream_cross_entropy
 
@@ -105,12 +106,13 @@ def shift_tokens_right(labels: torch.LongTensor, pad_token_id: int, decoder_star
 
 
 @dataclass
+@cache_field
 class SymbolInvWrapperSeq2SeqLMOutput(ModelOutput):
     """Combined logits ``(B, T, vocab)``; decoder hidden states per stream ``(B, S, T, d)``."""
 
     loss: torch.FloatTensor | None = None
     logits: torch.FloatTensor | None = None
-    past_key_values: Cache | None = None
+    cache: Cache | None = None  # named past_key_values before transformers 5.24 (cache_names.py)
     decoder_hidden_states: tuple[torch.FloatTensor, ...] | None = None
     encoder_last_hidden_state: torch.FloatTensor | None = None
     encoder_hidden_states: tuple[torch.FloatTensor, ...] | None = None
@@ -153,7 +155,7 @@ def _unfold_cache(folded: EncoderDecoderCache, width: int) -> EncoderDecoderCach
             if layer.is_initialized and layer.keys is not None and layer.keys.numel():
                 if layer.keys.shape[1] % width:
                     raise ValueError(
-                        f"past_key_values has {layer.keys.shape[1]} heads, not a multiple of the "
+                        f"the cache has {layer.keys.shape[1]} heads, not a multiple of the "
                         f"{width} streams of this batch: was it built for other inputs?"
                     )
                 keys = layer.keys.reshape(-1, layer.keys.shape[1] // width, *layer.keys.shape[2:])
@@ -249,7 +251,7 @@ class SymbolInvWrapperForConditionalGeneration(PreTrainedModel, GenerationMixin)
     _supports_flex_attn = True
     # The wrapped model's layers do the checkpointing; the wrapper only forwards the switch.
     supports_gradient_checkpointing = True
-    _skip_keys_device_placement = ["past_key_values"]
+    _skip_keys_device_placement = list(CACHE_NAMES)
 
     def __init__(self, config: SymbolInvWrapperConfig, wrapped_model: PreTrainedModel | None = None) -> None:
         # By model_type, not class: remote code loads the config class from another module than this one.
@@ -501,16 +503,20 @@ class SymbolInvWrapperForConditionalGeneration(PreTrainedModel, GenerationMixin)
         decoder_input_ids: torch.LongTensor | None = None,
         decoder_attention_mask: torch.Tensor | None = None,
         encoder_outputs: SymbolInvWrapperEncoderOutput | tuple | None = None,
-        past_key_values: Cache | None = None,
+        cache: Cache | None = None,
         labels: torch.LongTensor | None = None,
         use_cache: bool | None = None,
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
         num_items_in_batch: int | torch.Tensor | None = None,
+        past_key_values: Cache | None = None,
         **kwargs: Any,
     ) -> SymbolInvWrapperSeq2SeqLMOutput:
+        """``cache``: an ``EncoderDecoderCache`` in the folded layout (``past_key_values``, its name before
+        transformers 5.24, is accepted too)."""
         config = self.config
+        cache = given_cache(cache, past_key_values)
         if kwargs.get("inputs_embeds") is not None or kwargs.get("decoder_inputs_embeds") is not None:
             raise ValueError("inputs_embeds are not supported: the streams are built by rewriting token ids")
         if encoder_outputs is None:
@@ -540,19 +546,19 @@ class SymbolInvWrapperForConditionalGeneration(PreTrainedModel, GenerationMixin)
 
         use_cache = use_cache if use_cache is not None else (config.use_cache and not self.training)
         if not use_cache:
-            past_key_values = None
-        elif past_key_values is None:
-            past_key_values = EncoderDecoderCache(DynamicCache(), DynamicCache())
-        elif not isinstance(past_key_values, EncoderDecoderCache):
-            raise TypeError(f"past_key_values must be an EncoderDecoderCache, got {type(past_key_values).__name__}")
+            cache = None
+        elif cache is None:
+            cache = EncoderDecoderCache(DynamicCache(), DynamicCache())
+        elif not isinstance(cache, EncoderDecoderCache):
+            raise TypeError(f"the cache must be an EncoderDecoderCache, got {type(cache).__name__}")
 
         # The cache holds every stream of every sample (it must survive beam reorders on dim 0); without
         # one, only the present streams run.
-        rows = self._rows(stream_symbol_ids, stream_mask, packed=past_key_values is None)
+        rows = self._rows(stream_symbol_ids, stream_mask, packed=cache is None)
         encoder_states = encoder_outputs.last_hidden_state.reshape(
             batch * width, *encoder_outputs.last_hidden_state.shape[2:]
         )[rows.flat_index]
-        row_cache = _unfold_cache(past_key_values, width) if past_key_values is not None else None
+        row_cache = _unfold_cache(cache, width) if cache is not None else None
         outputs = self.wrapped(
             encoder_outputs=BaseModelOutput(last_hidden_state=encoder_states),
             attention_mask=attention_mask[rows.sample_index] if attention_mask is not None else None,
@@ -560,14 +566,14 @@ class SymbolInvWrapperForConditionalGeneration(PreTrainedModel, GenerationMixin)
             decoder_attention_mask=(
                 decoder_attention_mask[rows.sample_index] if decoder_attention_mask is not None else None
             ),
-            past_key_values=row_cache,
+            **cache_keyword(row_cache),
             use_cache=use_cache,
             output_attentions=output_attentions,
             output_hidden_states=output_hidden_states,
             return_dict=True,
         )
         if row_cache is not None:
-            _fold_cache(row_cache, past_key_values, batch)
+            _fold_cache(row_cache, cache, batch)
         logits = self._combine_stream_logits(outputs.logits, rows)
 
         loss = None
@@ -577,7 +583,7 @@ class SymbolInvWrapperForConditionalGeneration(PreTrainedModel, GenerationMixin)
         output = SymbolInvWrapperSeq2SeqLMOutput(
             loss=loss,
             logits=logits,
-            past_key_values=past_key_values,
+            **cache_keyword(cache),
             decoder_hidden_states=tuple(_to_padded(h, rows) for h in decoder_hidden) if decoder_hidden else None,
             encoder_last_hidden_state=encoder_outputs.last_hidden_state,
             encoder_hidden_states=encoder_outputs.hidden_states,

@@ -31,6 +31,7 @@ from hf_symbolinv.models.folnet import (
     FOLNetForSequenceClassification,
     FOLNetModel,
 )
+from hf_symbolinv.models.folnet.cache_names import CACHE_NAMES
 from hf_symbolinv.models.folnet.modeling_folnet import FOLNetLayer, _LayerContext, relative_distance_ids
 
 VOCAB = 32
@@ -49,6 +50,7 @@ TINY = dict(
 FAMILY_FILES = {
     "config.json",
     "model.safetensors",
+    "cache_names.py",
     "configuration_folnet.py",
     "modeling_folnet.py",
     "operators.py",
@@ -310,7 +312,8 @@ def test_decoder_binary_atoms_are_lower_triangular() -> None:
 @pytest.mark.parametrize(
     "operators", [None, ["join", "assoc"], ["mu", "cjoin", "prod", "trans"], ["bool", "join", "prod"]]
 )
-def test_cache_gives_the_logits_of_a_full_forward(operators) -> None:
+@pytest.mark.parametrize("keyword", CACHE_NAMES)
+def test_cache_gives_the_logits_of_a_full_forward(operators, keyword: str) -> None:
     overrides = {} if operators is None else {"operators": operators}
     model = build(FOLNetForConditionalGeneration, **overrides)
     batch = padded_batch()
@@ -325,7 +328,7 @@ def test_cache_gives_the_logits_of_a_full_forward(operators) -> None:
                 encoder_outputs=encoded,
                 attention_mask=batch["attention_mask"],
                 decoder_input_ids=piece,
-                past_key_values=cache,
+                **{keyword: cache},
                 use_cache=True,
             ).logits
             for piece in pieces

@@ -39,6 +39,7 @@ FAMILY_FILES = {
     "config.json",
     "model.safetensors",
     "generation_config.json",
+    "cache_names.py",
     "configuration_folnet.py",
     "modeling_folnet.py",
     "operators.py",

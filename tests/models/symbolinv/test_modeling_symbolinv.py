@@ -667,6 +667,7 @@ SAVED_SIT_FILES = frozenset(
         "config.json",
         "generation_config.json",
         "model.safetensors",
+        "cache_names.py",
         "configuration_symbolinv.py",
         "loading.py",
         "modeling_symbolinv.py",

@@ -31,6 +31,7 @@ from transformers import (
 )
 
 from hf_symbolinv import SymbolInvWrapperConfig, SymbolInvWrapperForConditionalGeneration
+from hf_symbolinv.models.symbolinv_wrapper.cache_names import CACHE_NAMES, output_cache
 from hf_symbolinv.models.symbolinv_wrapper.streams import TIE_BREAK
 
 BASE_TOKENS = ["<s>", "<pad>", "</s>", "<unk>", "&", "|", "!", "(", ")"]
@@ -222,7 +223,8 @@ def test_batch_matches_single_samples(wrapper, tokenizer):
 
 
 @torch.no_grad()
-def test_cached_decoding_matches_the_full_forward(wrapper, tokenizer):
+@pytest.mark.parametrize("keyword", CACHE_NAMES)
+def test_cached_decoding_matches_the_full_forward(wrapper, tokenizer, keyword):
     inputs = batch(tokenizer, INPUTS)
     targets = torch.cat([torch.full((len(INPUTS), 1), EOS), inputs["input_ids"][:, :4]], dim=1)
     full = wrapper(**inputs, decoder_input_ids=targets, use_cache=False).logits
@@ -234,12 +236,12 @@ def test_cached_decoding_matches_the_full_forward(wrapper, tokenizer):
             encoder_outputs=encoder_outputs,
             attention_mask=inputs["attention_mask"],
             decoder_input_ids=targets[:, position : position + 1],
-            past_key_values=output.past_key_values,
+            **{keyword: output_cache(output)},
             use_cache=True,
         )
         steps.append(output.logits)
     # The cache seen by generate() is batch-major: streams are folded into the heads dimension.
-    keys = output.past_key_values.self_attention_cache.layers[0].keys
+    keys = output_cache(output).self_attention_cache.layers[0].keys
     streams = output.stream_mask.shape[1]
     assert keys.shape[:3] == (
         len(INPUTS),
@@ -528,6 +530,7 @@ class TestWrapperProperties(ModelTesterMixin, GenerationTesterMixin, RenamingInv
             "config.json",
             "generation_config.json",
             "model.safetensors",
+            "cache_names.py",
             "configuration_symbolinv_wrapper.py",
             "modeling_symbolinv_wrapper.py",
             "streams.py",
