@@ -410,12 +410,13 @@ symbolinv train --task {task} --preset {name} --data data/{task}-small --output 
 ```
 
 (the same command run again resumes an interrupted run). The package's recipe: AdamW (lr 1e-3, betas
-0.9/0.95, weight decay 0.1), cosine schedule with 1,000 warm-up steps, batch 64, {steps} steps
-({train_minutes} minutes here). The weights were then cast to float16.
+0.9/0.95, weight decay 0.1), cosine schedule with 1,000 warm-up steps, cross-entropy over the cosine logits,
+batch 64, {steps} steps ({train_minutes} minutes here, beside another training run).{note} The weights were then
+cast to float16.
 
 ## Evaluation
 
-Beam 3, the first answer judged by the checker ({machine}; float16 weights loaded as float32). "1-3 symbols": the
+Beam 3, the first answer judged by the checker (the float32 weights before the cast; {machine}). "1-3 symbols": the
 first {count_low:,} formulas of the `{task}-small` test split; "4-8 symbols": {count_high:,} formulas with 4 to 8
 symbols from `symbolinv data build {task}-small-8sym` (symbol counts that training never shows):
 
@@ -479,6 +480,7 @@ def ship(args: argparse.Namespace) -> int:
         machine=args.machine,
         steps=report["curve"]["train_step"][-1] if report["curve"]["train_step"] else args.steps,
         train_minutes=minutes(report["train_minutes"]),
+        note=f" {args.note}" if args.note else "",
         count_low=low["count"],
         count_high=high["count"],
         correct_low=100 * low["correct"],
@@ -513,11 +515,13 @@ def main() -> int:
     parser.add_argument("--test-samples", type=int, default=1000)
     parser.add_argument("--curve-steps", type=int, default=CURVE_STEPS, help="curves: steps per run")
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--only", nargs="*", default=[], metavar="RUN")
+    parser.add_argument("--only", nargs="*", default=[], metavar="RUN", help="train and evaluate these runs only")
+    parser.add_argument("--collect", action="store_true", help="write the results of the finished runs only")
     parser.add_argument("--run", type=Path, help="ship: a finished run folder of `small` (OUT/runs/NAME)")
     parser.add_argument("--name", help="ship: the shipped model's name (prop-small, ltl-small)")
     parser.add_argument("--destination", type=Path, help="ship: the folder to write (hf_symbolinv/pretrained/NAME)")
     parser.add_argument("--machine", default=None, help="ship: the machine, as the card names it")
+    parser.add_argument("--note", default=None, help="ship: how the run differed from the command, for the card")
     args = parser.parse_args()
     args.command = "python " + " ".join(sys.argv)
     if args.study == "ship":
@@ -533,7 +537,11 @@ def main() -> int:
     if unknown:
         parser.error(f"unknown run(s) {', '.join(unknown)}; choose from {', '.join(table)}")
     run = run_small if args.study == "small" else run_curve
-    runs = [run(args, name) for name in (args.only or table)]
+    if args.collect:  # the finished runs only: a table of what this machine had time for
+        reports = [args.out / "runs" / name / "report.json" for name in table]
+        runs = [json.loads(report.read_text()) for report in reports if report.is_file()]
+    else:
+        runs = [run(args, name) for name in (args.only or table)]
     if args.only:
         return 0
     text = small_markdown(runs, args) if args.study == "small" else curves_markdown(runs, args)

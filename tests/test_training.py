@@ -360,3 +360,26 @@ def test_cli_warm_up_is_the_references_1000_steps_or_a_fifth_of_a_shorter_run(ca
     with pytest.raises(SystemExit):
         parser.parse_args([*base, "--warmup-steps", "10", "--warmup-ratio", "0.1"])
     assert "not allowed with argument" in capsys.readouterr().err
+
+
+def test_prop_targets_are_taught_in_the_order_their_symbols_appear() -> None:
+    from datasets import Dataset
+
+    from hf_symbolinv.logic import format_assignment, parse_assignment
+    from hf_symbolinv.models.symbolinv.tokenization_symbolinv import SymbolInvTokenizer
+    from hf_symbolinv.tasks.prop import in_order_of_appearance
+    from hf_symbolinv.training import tokenize_dataset
+
+    # Sorted by name the order depends on the names; by first appearance it follows any renaming.
+    assert in_order_of_appearance("|&cb!a", "a0b1c1") == "c1b1a0"
+    assert in_order_of_appearance("|&ab!c", "a1b1c0") == "a1b1c0"  # the same formula renamed c->a, a->c
+    assert parse_assignment(in_order_of_appearance("&!ba", "a1b0")) == parse_assignment("a1b0")
+    assert format_assignment({"b": True, "a": False}, order=["b", "a"]) == "b1a0"
+    with pytest.raises(ValueError, match="lacks symbols"):
+        format_assignment({"a": True, "q": False}, order=["a"])
+    tokenizer = SymbolInvTokenizer.from_preset("prop")
+    data = Dataset.from_dict({"input": ["|&cb!a"], "target": ["a0b1c1"]})
+    taught = tokenize_dataset(data, tokenizer, task="prop")[0]["labels"]
+    assert taught == tokenizer(text_target="c1b1a0")["input_ids"]
+    assert tokenize_dataset(data, tokenizer)[0]["labels"] == tokenizer(text_target="a0b1c1")["input_ids"]
+    assert tokenize_dataset(data, tokenizer, task="prop")[0]["target"] == "a0b1c1"  # the reference stays

@@ -19,7 +19,7 @@ character, otherwise single spaces.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import NamedTuple
 
 from ..symbols import SymbolRule
@@ -719,10 +719,14 @@ def parse_assignment(text: str, symbols: Symbols = None) -> Assignment:
     return result
 
 
-def format_assignment(assignment: Mapping[str, bool]) -> str:
-    """Print an assignment sorted by symbol name: ``a1b0`` (``p12 1 q 0`` with long names)."""
+def format_assignment(assignment: Mapping[str, bool], order: Sequence[str] | None = None) -> str:
+    """Print an assignment sorted by symbol name: ``a1b0`` (``p12 1 q 0`` with long names), or with its symbols in
+    the sequence ``order`` (which must name every symbol of the assignment)."""
+    if order is not None and set(assignment) - set(order):
+        missing = sorted(set(assignment) - set(order))
+        raise ValueError(f"order {list(order)!r} lacks symbols of the assignment: {missing}")
     tokens: list[str] = []
-    for name in sorted(assignment):
+    for name in sorted(assignment) if order is None else [name for name in order if name in assignment]:
         tokens.append(name)
         tokens.append("1" if assignment[name] else "0")
     return _join(tokens)

@@ -44,6 +44,8 @@ class Task:
     input_size: Callable[[str], int]
     symbol_names: Callable[[str], list[str]]
     in_own_names: Callable[[str, Any, bool], str] = lambda text, symbols, answer: text
+    #: The target as training teaches it (``symbolinv train``); judging is unaffected. The default: as written.
+    teaching_target: Callable[[str, str], str] = lambda source, target: target
     #: The default symbol rule's pattern (None: single lowercase letters).
     symbol_pattern: str | None = None
 

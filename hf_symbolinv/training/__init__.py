@@ -16,6 +16,7 @@ from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainer, TrainerCallback
 from transformers.trainer_pt_utils import LengthGroupedSampler
 
 from ..evaluation import evaluate_answers
+from ..tasks import get_task
 
 MODEL_COLUMNS = ("input_ids", "attention_mask", "symbol_mask", "labels")
 
@@ -61,17 +62,23 @@ def tokenize_dataset(
     target_column: str = "target",
     max_length: int | None = None,
     num_proc: int | None = None,
+    task: str | None = None,
 ) -> Any:
     """Add ``input_ids``, ``attention_mask``, ``symbol_mask`` and ``labels`` to a dataset of text pairs.
 
     The other columns are kept (evaluation reads them); the Trainer drops the ones the model's
-    ``forward`` does not take.
+    ``forward`` does not take. With ``task``, the labels are the targets as that task teaches them
+    (:attr:`~hf_symbolinv.tasks.Task.teaching_target`: a prop assignment in the order its symbols appear).
     """
+    teach = get_task(task).teaching_target if task is not None else None
 
     def encode(batch: dict[str, list]) -> dict[str, list]:
+        targets = batch[target_column]
+        if teach is not None:
+            targets = [teach(source, target) for source, target in zip(batch[input_column], targets)]
         encoded = tokenizer(
             batch[input_column],
-            text_target=batch[target_column],
+            text_target=targets,
             truncation=max_length is not None,
             max_length=max_length,
         )

@@ -116,6 +116,7 @@ class ModelTesterMixin(ModelFactories):
                 out = model(**reference["inputs"])
             logits = out.logits if hasattr(out, "logits") else out[0]
             print("MAXDIFF", float((logits - reference["logits"]).abs().nan_to_num(0.0).max()))
+            print("SCALE", float(reference["logits"].abs().nan_to_num(0.0, posinf=0.0, neginf=0.0).max()))
             print("INF", bool(torch.equal(torch.isinf(logits), torch.isinf(reference["logits"]))))
         """)
         env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
@@ -123,7 +124,10 @@ class ModelTesterMixin(ModelFactories):
             [sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300
         )
         assert done.returncode == 0, done.stderr[-3000:]
-        assert "MAXDIFF 0.0" in done.stdout and "INF True" in done.stdout, done.stdout
+        printed = dict(line.split(" ", 1) for line in done.stdout.splitlines() if " " in line)
+        # Another process may pick other kernels or thread splits: equal up to float rounding, not bit for bit.
+        assert float(printed["MAXDIFF"]) <= 1e-5 * max(1.0, float(printed["SCALE"])), done.stdout
+        assert printed["INF"] == "True", done.stdout
 
     def test_return_dict_false_gives_a_tuple(self) -> None:
         model = self.make_model()
