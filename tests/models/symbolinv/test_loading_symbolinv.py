@@ -77,7 +77,7 @@ class TestSymbolInvStrictLoading(StrictLoadingTesterMixin):
         ("encoder_position_encoding", "rope"),
         ("decoder_position_encoding", "sinusoidal"),
         ("embedding_scale", True),
-        ("loss_type", "cross_entropy"),
+        ("loss_type", "adacos"),
     ],
 )
 def test_named_config_edits_are_refused(saved, field: str, value: object) -> None:

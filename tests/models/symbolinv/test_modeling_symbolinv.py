@@ -148,7 +148,7 @@ def test_baseline_presets_follow_table_5() -> None:
         (dict(embedding_type="fixed", stream_attention="EP-EA-DP-CP"), "stream_attention"),
         (dict(embedding_type="one-hot"), "embedding_type"),
         (dict(decoder_position_encoding="tree"), "decoder_position_encoding"),
-        (dict(feature_normalization=False), "loss_type"),
+        (dict(feature_normalization=False, loss_type="adacos"), "loss_type"),
         (dict(encoder_attention_heads=3), "encoder_attention_heads"),
         (dict(loss_type="focal"), "loss_type"),
         (dict(stream_aggregation="max"), "stream_aggregation"),
