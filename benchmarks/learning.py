@@ -40,6 +40,7 @@ import dataset_builders
 from hf_symbolinv.commands import main as symbolinv
 from hf_symbolinv.evaluation import evaluate_model
 from hf_symbolinv.files import write_text_atomic
+from hf_symbolinv.training import default_warmup_steps
 
 #: The training recipe every run of this study shares (the package's defaults are what it found).
 STEPS, BATCH, EVAL_EVERY, EVAL_SAMPLES = 7000, 64, 500, 200
@@ -66,7 +67,7 @@ SMALL_SIZE = [
 ]
 #: Curve runs: name -> (preset or "bart", extra ``symbolinv train`` arguments, description).
 CURVE_RUNS: dict[str, tuple[str, list[str], str]] = {
-    "bart": ("bart", [], "stock BartForConditionalGeneration, cross-entropy, 1,000 warm-up steps"),
+    "bart": ("bart", [], "stock BartForConditionalGeneration, cross-entropy over ordinary logits"),
     "ltl-vanilla-adacos": ("ltl-vanilla", ["--set", "loss_type=adacos"], "ltl-vanilla, AdaCos (the paper's loss)"),
     "ltl-best-adacos": ("ltl-best", ["--set", "loss_type=adacos"], "ltl-best, AdaCos (the paper's loss)"),
     "ltl-best-ce": ("ltl-best", [], "ltl-best, cross-entropy over cosine logits (the new default)"),
@@ -76,8 +77,14 @@ CURVE_STEPS = 2000
 
 
 def machine() -> str:
+    cpu = platform.machine()
+    try:  # the processor's name, where Linux tells it
+        names = [line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")]
+        cpu = f"{cpu} {names[0]}" if names else cpu
+    except OSError:
+        pass
     threads = torch.get_num_threads()
-    return f"{platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}, {threads} thread(s)"
+    return f"{cpu}, {os.cpu_count()} cores, torch {torch.__version__}, {threads} thread(s) per run"
 
 
 def train_args(task: str, data: Path, output: Path, steps: int, eval_every: int = EVAL_EVERY) -> list[str]:
@@ -173,11 +180,14 @@ def run_small(args: argparse.Namespace, name: str) -> dict[str, Any]:
         return json.loads(report_file.read_text())
     task, preset, extra, what = SMALL_RUNS[name]
     run_dir = args.out / "runs" / name
+    minutes = None
     if not (run_dir / "model" / "config.json").is_file():  # a finished training is not resumed again
+        start = time.perf_counter()
         argv = [*train_args(task, args.data_dir / f"{task}-small", run_dir, args.steps), "--preset", preset, *extra]
         if symbolinv(argv) != 0:
             raise SystemExit(f"training {name} failed")
-    minutes = train_minutes(log_history(run_dir))
+        minutes = (time.perf_counter() - start) / 60  # this invocation's share of a resumed run
+    minutes = minutes if minutes is not None else train_minutes(log_history(run_dir))
     scores = evaluate_groups(run_dir / "model", task, small_tests(args.data_dir, task, args.test_samples), args.beam)
     report = {"name": name, "task": task, "how": what, "train_minutes": minutes, **scores}
     report["curve"] = curve(log_history(run_dir))
@@ -194,7 +204,6 @@ def train_bart(run_dir: Path, data: Path, steps: int) -> None:
     from hf_symbolinv.models.symbolinv.tokenization_symbolinv import SymbolInvTokenizer
     from hf_symbolinv.training import (
         SymbolInvTrainer,
-        default_warmup_steps,
         recipe_arguments,
         semantic_metrics,
         tokenize_dataset,
@@ -325,7 +334,8 @@ def curves_markdown(runs: list[dict[str, Any]], args: argparse.Namespace) -> str
         f"Command: `{args.command}`  ",
         f"Machine: {machine()}  ",
         "Data: `ltl-small` (80,000 training formulas of at most 20 nodes over at most 3 symbols). Every model "
-        f"d_model 64, 2 + 2 layers, {args.curve_steps} steps of batch {BATCH}, lr 1e-3; validation loss and greedy "
+        f"d_model 64, 2 + 2 layers, {args.curve_steps} steps of batch {BATCH}, lr 1e-3, "
+        f"{default_warmup_steps(args.curve_steps)} warm-up steps; validation loss and greedy "
         f"correct on {EVAL_SAMPLES} validation formulas every {CURVE_EVAL_EVERY} steps (`curves.png`).",
         "",
         "| run | what | validation correct by step | last validation loss |",
@@ -547,7 +557,9 @@ def main() -> int:
     text = small_markdown(runs, args) if args.study == "small" else curves_markdown(runs, args)
     write_text_atomic(args.out / f"RESULTS-{args.study}.md", text)
     write_text_atomic(args.out / f"results-{args.study}.json", json.dumps(runs, indent=1, default=str))
-    plot(runs, args.out / f"{args.study}.png", "ltl-35" if args.study == "curves" else "small formulas")
+    plot(
+        runs, args.out / f"{args.study}.png", "ltl-small, 2 + 2 layers" if args.study == "curves" else "small formulas"
+    )
     print(text)
     return 0
 
