@@ -174,25 +174,40 @@ def small_tests(data_dir: Path, task: str, limit: int) -> dict[str, Any]:
     }
 
 
-def run_small(args: argparse.Namespace, name: str) -> dict[str, Any]:
+def saved_report(args: argparse.Namespace, name: str) -> dict[str, Any] | None:
+    """The report of a finished run (a rerun does not redo it), or None."""
     report_file = args.out / "runs" / name / "report.json"
-    if report_file.exists():
-        return json.loads(report_file.read_text())
+    return json.loads(report_file.read_text()) if report_file.exists() else None
+
+
+def save_report(args: argparse.Namespace, report: dict[str, Any]) -> dict[str, Any]:
+    """Add the run's curve to ``report`` and write it as the run's report."""
+    run_dir = args.out / "runs" / report["name"]
+    report["curve"] = curve(log_history(run_dir))
+    write_text_atomic(run_dir / "report.json", json.dumps(report, indent=1, default=str))
+    return report
+
+
+def train_with_cli(argv: list[str], name: str) -> float:
+    """``symbolinv train`` with ``argv``; the minutes it took (this invocation's share of a resumed run)."""
+    start = time.perf_counter()
+    if symbolinv(argv) != 0:
+        raise SystemExit(f"training {name} failed")
+    return (time.perf_counter() - start) / 60
+
+
+def run_small(args: argparse.Namespace, name: str) -> dict[str, Any]:
+    if (report := saved_report(args, name)) is not None:
+        return report
     task, preset, extra, what = SMALL_RUNS[name]
     run_dir = args.out / "runs" / name
-    minutes = None
-    if not (run_dir / "model" / "config.json").is_file():  # a finished training is not resumed again
-        start = time.perf_counter()
+    if (run_dir / "model" / "config.json").is_file():  # a finished training is not resumed again
+        minutes = train_minutes(log_history(run_dir))
+    else:
         argv = [*train_args(task, args.data_dir / f"{task}-small", run_dir, args.steps), "--preset", preset, *extra]
-        if symbolinv(argv) != 0:
-            raise SystemExit(f"training {name} failed")
-        minutes = (time.perf_counter() - start) / 60  # this invocation's share of a resumed run
-    minutes = minutes if minutes is not None else train_minutes(log_history(run_dir))
+        minutes = train_with_cli(argv, name)
     scores = evaluate_groups(run_dir / "model", task, small_tests(args.data_dir, task, args.test_samples), args.beam)
-    report = {"name": name, "task": task, "how": what, "train_minutes": minutes, **scores}
-    report["curve"] = curve(log_history(run_dir))
-    write_text_atomic(report_file, json.dumps(report, indent=1, default=str))
-    return report
+    return save_report(args, {"name": name, "task": task, "how": what, "train_minutes": minutes, **scores})
 
 
 def train_bart(run_dir: Path, data: Path, steps: int) -> None:
@@ -213,8 +228,8 @@ def train_bart(run_dir: Path, data: Path, steps: int) -> None:
     dataset = load_dataset(str(data))
     held_out = dataset["validation"].select(range(EVAL_SAMPLES))
     columns = ["input_ids", "attention_mask", "labels"]
-    train = tokenize_dataset(dataset["train"], tokenizer).select_columns(columns)
-    evaluation = tokenize_dataset(held_out, tokenizer).select_columns(columns)
+    train = tokenize_dataset(dataset["train"], tokenizer, task="ltl").select_columns(columns)
+    evaluation = tokenize_dataset(held_out, tokenizer, task="ltl").select_columns(columns)
     config = BartConfig(
         vocab_size=tokenizer.vocab_size,
         d_model=64,
@@ -270,25 +285,20 @@ def train_bart(run_dir: Path, data: Path, steps: int) -> None:
 
 
 def run_curve(args: argparse.Namespace, name: str) -> dict[str, Any]:
-    report_file = args.out / "runs" / name / "report.json"
-    if report_file.exists():
-        return json.loads(report_file.read_text())
+    if (report := saved_report(args, name)) is not None:
+        return report
     preset, extra, what = CURVE_RUNS[name]
     run_dir = args.out / "runs" / name
     data = args.data_dir / "ltl-small"
     dataset_builders.build("ltl-small", data, progress=False)
-    start = time.perf_counter()
     if preset == "bart":
+        start = time.perf_counter()
         train_bart(run_dir, data, args.curve_steps)
+        minutes = (time.perf_counter() - start) / 60
     else:
         argv = train_args("ltl", data, run_dir, args.curve_steps, CURVE_EVAL_EVERY)
-        argv += ["--preset", preset, "--set", *SMALL_SIZE, *extra]
-        if symbolinv(argv) != 0:
-            raise SystemExit(f"training {name} failed")
-    report = {"name": name, "how": what, "train_minutes": (time.perf_counter() - start) / 60}
-    report["curve"] = curve(log_history(run_dir))
-    write_text_atomic(report_file, json.dumps(report, indent=1, default=str))
-    return report
+        minutes = train_with_cli([*argv, "--preset", preset, "--set", *SMALL_SIZE, *extra], name)
+    return save_report(args, {"name": name, "how": what, "train_minutes": minutes})
 
 
 def minutes(value: float | None) -> str:

@@ -24,8 +24,8 @@ PRETRAINED_DIR = Path(__file__).resolve().parent
 SHIPPED: dict[str, str] = {"prop-small": "prop", "ltl-small": "ltl", "prop-best": "prop"}
 #: The checkpoint a task's inputs get by default (``symbolinv solve`` may choose another, see :func:`model_for`).
 DEFAULT_FOR_TASK: dict[str, str] = {"prop": "prop-small", "ltl": "ltl-small"}
-#: ``prop-best`` (trained on formulas of up to 35 nodes over 5 symbols) answers inputs beyond what the small
-#: model saw in training (more than 20 nodes) better than ``prop-small``: see its card and ``model_for``.
+#: The largest formulas ``prop-small`` was trained on; larger ones go to ``prop-best``, trained on formulas of up
+#: to 35 nodes (not measured against ``prop-small`` there: see ``model_for``).
 SMALL_MODEL_MAX_SIZE = 20
 
 
