@@ -71,7 +71,12 @@ CURVE_RUNS: dict[str, tuple[str, list[str], str]] = {
     "ltl-vanilla-adacos": ("ltl-vanilla", ["--set", "loss_type=adacos"], "ltl-vanilla, AdaCos (the paper's loss)"),
     "ltl-best-adacos": ("ltl-best", ["--set", "loss_type=adacos"], "ltl-best, AdaCos (the paper's loss)"),
     "ltl-best-ce": ("ltl-best", [], "ltl-best, cross-entropy over cosine logits (the new default)"),
-    "ltl-best-ce-warmup5": ("ltl-best", ["--warmup-ratio", "0.05"], "ltl-best, cross-entropy, 5% warm-up (the old)"),
+    "ltl-best-ce-warmup100": ("ltl-best", ["--warmup-steps", "100"], "ltl-best, cross-entropy, 100 warm-up steps"),
+    "ltl-best-adacos-warmup100": (
+        "ltl-best",
+        ["--set", "loss_type=adacos", "--warmup-steps", "100"],
+        "ltl-best, AdaCos, 100 warm-up steps (the recipe of the first GPU runs)",
+    ),
 }
 CURVE_STEPS = 2000
 
@@ -138,7 +143,8 @@ def evaluate_groups(model_dir: Path, task: str, tests: dict[str, Any], beam: int
     """Correct / exact / invalid per test group, alpha-covariance at 3 symbols (and 4, 5 on the larger set)."""
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
-    model = AutoModelForSeq2SeqLM.from_pretrained(model_dir, dtype=torch.float32).eval()
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    model = AutoModelForSeq2SeqLM.from_pretrained(model_dir, dtype=torch.float32).to(device).eval()
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     scores: dict[str, Any] = {"parameters": sum(p.numel() for p in model.parameters())}
     for group, split in tests.items():
@@ -389,7 +395,7 @@ tags:
 - {task}
 ---
 
-# Symbol-Invariant Transformer: {name}, trained on 2 CPU cores (shipped with hf_symbolinv)
+# Symbol-Invariant Transformer: {name}, trained on {trained_on} (shipped with hf_symbolinv)
 
 A small **Symbol-Invariant Transformer** (one stream per symbol) for {what}: a formula of at most 20 nodes in
 Polish notation in, {answer} out (`{example}`). `symbolinv solve` uses it when no model is given{solve_note}.
@@ -411,7 +417,7 @@ pipe("{example_input}", num_beams=3)
 
 | | |
 |---|---|
-| preset | `{name}` |
+| preset | `{preset}` |
 | embedding | `streams` |
 | stream attention | `{attention}` |
 | width / layers / heads / FFN | {width} / {layers}+{layers} / {heads} / {ffn} |
@@ -421,6 +427,29 @@ pipe("{example_input}", num_beams=3)
 
 ## Training
 
+{training}
+
+## Evaluation
+
+Beam 3, the first answer judged by the checker (the float32 weights before the cast; {evaluated_on}). "1-3 symbols": the
+first {count_low:,} formulas of the `{task}-small` test split; "4-8 symbols": {count_high:,} formulas with 4 to 8
+symbols from `symbolinv data build {task}-small-8sym` (symbol counts that training never shows):
+
+| | 1-3 symbols | 4-8 symbols |
+|---|---|---|
+| correct | **{correct_low:.1f}%** | **{correct_high:.1f}%** |
+| exact (the dataset's own answer) | {exact_low:.1f}% | {exact_high:.1f}% |
+| invalid | {invalid_low:.1f}% | {invalid_high:.1f}% |
+
+Correct by symbol count: {by_symbols}. Alpha-covariance (the answers of renamed inputs, renamed back, agree):
+{alpha}. {baselines}
+
+## Invariance guarantee
+
+Renaming the symbols of an input renames the answer the same way, and the model reads formulas with more
+symbols, or other names, than it saw in training.
+"""
+CPU_TRAINING = """\
 Data: `symbolinv data build {task}-small --out data/{task}-small` (seed 0: formulas of at most 20 nodes over at
 most 3 symbols; train 80,000, validation 10,000, test 10,000). On 2 CPU cores ({machine}):
 
@@ -432,29 +461,28 @@ symbolinv train --task {task} --preset {name} --data data/{task}-small --output 
 (the same command run again resumes an interrupted run). The package's recipe: AdamW (lr 1e-3, betas
 0.9/0.95, weight decay 0.1), cosine schedule with 1,000 warm-up steps, cross-entropy over the cosine logits,
 batch 64, {steps} steps ({train_minutes} minutes here, beside another training run).{note} The weights were then
-cast to float16.
+cast to float16."""
+CAMPAIGN_TRAINING = """\
+Data: `symbolinv data build {task}-small --out data/{task}-small` (seed 0: formulas of at most 20 nodes over at
+most 3 symbols; train 80,000, validation 10,000, test 10,000). On one GPU ({machine}), in calls of a few minutes
+that each resumed the run from the state the previous one left (the project's `benchmarks/gpu_campaign.py`,
+campaign `{campaign}`):
 
-## Evaluation
+```bash
+python benchmarks/gpu_campaign.py {campaign} --train-minutes 7   # again until the log says the run is finished
+```
 
-Beam 3, the first answer judged by the checker (the float32 weights before the cast; {machine}). "1-3 symbols": the
-first {count_low:,} formulas of the `{task}-small` test split; "4-8 symbols": {count_high:,} formulas with 4 to 8
-symbols from `symbolinv data build {task}-small-8sym` (symbol counts that training never shows):
-
-| | 1-3 symbols | 4-8 symbols |
-|---|---|---|
-| correct | **{correct_low:.1f}%** | **{correct_high:.1f}%** |
-| exact (the dataset's own answer) | {exact_low:.1f}% | {exact_high:.1f}% |
-| invalid | {invalid_low:.1f}% | {invalid_high:.1f}% |
-
-Correct by symbol count: {by_symbols}. Alpha-covariance (the answers of renamed inputs, renamed back, agree):
-{alpha}. The fixed-embedding and alpha-renaming baselines of the same architecture, trained the same way,
-are in the project's `benchmarks/results/learning/`.
-
-## Invariance guarantee
-
-Renaming the symbols of an input renames the answer the same way, and the model reads formulas with more
-symbols, or other names, than it saw in training.
-"""
+which runs `symbolinv train --task {task} --preset {preset}{sets} --steps {steps} --batch-size {batch}
+--bf16 --group-by-length --time-limit 7` (the same command run again resumes). The package's recipe: AdamW (lr
+1e-3, betas 0.9/0.95, weight decay 0.1), cosine schedule with 1,000 warm-up steps, cross-entropy over the cosine
+logits, batch {batch}, {steps:,} steps ({train_minutes} minutes of training on the GPU, shared with four other
+runs). The weights were then cast to float16. Trained on 2 CPU cores instead (`symbolinv train --preset
+{preset}`, 7,000 steps of batch 64, about 40 minutes), the `{preset}` preset reaches the figures in the project's
+`benchmarks/results/learning/RESULTS-small.md`."""
+SOLVE_NOTES = {
+    "prop": " for formulas of up to 20 nodes (larger ones go to `prop-best`)",
+    "ltl": " for formulas of up to 20 nodes (larger ones go to `ltl-best`)",
+}
 EXAMPLES = {
     "prop": ("propositional satisfiability", "a satisfying partial assignment", "& a | ! b c", "&a|!bc -> a1b0"),
     "ltl": ("LTL satisfiability", "a satisfying trace (a lasso)", "& a X b", "&aXb -> a;b;{1}"),
@@ -462,7 +490,9 @@ EXAMPLES = {
 
 
 def ship(args: argparse.Namespace) -> int:
-    """Cast a finished run's model to float16 and write it, with its card, as a shipped model of the package."""
+    """Cast a finished run's model to float16 and write it, with its card, as a shipped model of the package: a run
+    of ``small`` (``--run``) or a finished campaign of ``gpu_campaign.py`` (``--campaign``, before its checkpoint is
+    dropped)."""
     import shutil
     import tempfile
 
@@ -470,10 +500,51 @@ def ship(args: argparse.Namespace) -> int:
 
     from hf_symbolinv.files import replace_folder_atomic, save_model_folder
 
-    report = json.loads((args.run / "report.json").read_text())
-    model = AutoModelForSeq2SeqLM.from_pretrained(args.run / "model", dtype=torch.float32).eval()
-    tokenizer = AutoTokenizer.from_pretrained(args.run / "model")
-    config, task = model.config, report["task"]
+    if args.campaign is not None:
+        import gpu_campaign
+
+        campaign = gpu_campaign.CAMPAIGNS[args.campaign]
+        state = gpu_campaign.STATE_ROOT / args.campaign
+        entry = gpu_campaign.log_entries(state)[-1]
+        report, model_dir, task = entry["test_beam3"], state / "checkpoint", campaign.task
+        calls = gpu_campaign.log_entries(state)
+        sets = campaign.extra[1:] if campaign.extra[:1] == ("--set",) else ()
+        training = CAMPAIGN_TRAINING.format(
+            task=task,
+            preset=campaign.preset,
+            campaign=args.campaign,
+            machine=entry["device"],
+            sets=f" --set {' '.join(sets)}" if sets else "",
+            steps=campaign.steps,
+            batch=campaign.batch_size,
+            train_minutes=minutes(sum(call["call_minutes"] for call in calls)),
+        )
+        trained_on, evaluated_on, preset = "one GPU", entry["device"], campaign.preset
+        baselines = (
+            "The fixed-embedding and alpha-renaming baselines, at d_model 64 on 2 CPU cores, are in the project's "
+            "`benchmarks/results/learning/`."
+        )
+    else:
+        report = json.loads((args.run / "report.json").read_text())
+        model_dir, task = args.run / "model", report["task"]
+        steps = report["curve"]["train_step"][-1] if report["curve"]["train_step"] else args.steps
+        training = CPU_TRAINING.format(
+            task=task,
+            name=args.name,
+            machine=args.machine,
+            steps=steps,
+            train_minutes=minutes(report["train_minutes"]),
+            note=f" {args.note}" if args.note else "",
+        )
+        trained_on, evaluated_on, preset = "2 CPU cores", args.machine, args.name
+        baselines = (
+            "The fixed-embedding and alpha-renaming baselines of the same architecture, trained the same way, are in "
+            "the project's `benchmarks/results/learning/`."
+        )
+    model = AutoModelForSeq2SeqLM.from_pretrained(model_dir, dtype=torch.float32).eval()
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    config = model.config
+    parameters = sum(p.numel() for p in model.parameters())
     low, high = report["1-3 symbols"], report["4-8 symbols"]
     alpha = {**low["alpha_covariance"], **high["alpha_covariance"]}
     by_symbols = {**low["by_symbols"], **high["by_symbols"]}
@@ -481,11 +552,16 @@ def ship(args: argparse.Namespace) -> int:
     card = SHIPPED_CARD.format(
         task=task,
         name=args.name,
+        preset=preset,
+        trained_on=trained_on,
+        training=training,
+        evaluated_on=evaluated_on,
+        baselines=baselines,
         what=what,
         answer=answer,
         example=example,
         example_input=example_input,
-        solve_note=" for formulas of up to 20 nodes (larger ones go to `prop-best`)" if task == "prop" else "",
+        solve_note=SOLVE_NOTES[task],
         attention=config.stream_attention,
         width=config.d_model,
         layers=config.encoder_layers,
@@ -495,12 +571,8 @@ def ship(args: argparse.Namespace) -> int:
         loss={"adacos": "AdaCos", "cross_entropy": "cross-entropy over cosine logits (fixed scale)"}[config.loss_type]
         if config.feature_normalization
         else "cross-entropy",
-        parameters=report["parameters"],
-        megabytes=2 * report["parameters"] / 2**20,
-        machine=args.machine,
-        steps=report["curve"]["train_step"][-1] if report["curve"]["train_step"] else args.steps,
-        train_minutes=minutes(report["train_minutes"]),
-        note=f" {args.note}" if args.note else "",
+        parameters=parameters,
+        megabytes=2 * parameters / 2**20,
         count_low=low["count"],
         count_high=high["count"],
         correct_low=100 * low["correct"],
@@ -521,7 +593,7 @@ def ship(args: argparse.Namespace) -> int:
                     shutil.copy2(file, target / file.name)
 
         replace_folder_atomic(args.destination, fill)
-    print(f"shipped {args.run} as {args.destination}")
+    print(f"shipped {args.campaign or args.run} as {args.destination}")
     return 0
 
 
@@ -538,6 +610,7 @@ def main() -> int:
     parser.add_argument("--only", nargs="*", default=[], metavar="RUN", help="train and evaluate these runs only")
     parser.add_argument("--collect", action="store_true", help="write the results of the finished runs only")
     parser.add_argument("--run", type=Path, help="ship: a finished run folder of `small` (OUT/runs/NAME)")
+    parser.add_argument("--campaign", help="ship: a finished campaign of gpu_campaign.py instead of --run")
     parser.add_argument("--name", help="ship: the shipped model's name (prop-small, ltl-small)")
     parser.add_argument("--destination", type=Path, help="ship: the folder to write (hf_symbolinv/pretrained/NAME)")
     parser.add_argument("--machine", default=None, help="ship: the machine, as the card names it")
@@ -545,8 +618,8 @@ def main() -> int:
     args = parser.parse_args()
     args.command = "python " + " ".join(sys.argv)
     if args.study == "ship":
-        if args.run is None or args.name is None or args.destination is None:
-            parser.error("ship needs --run, --name and --destination")
+        if (args.run is None) == (args.campaign is None) or args.name is None or args.destination is None:
+            parser.error("ship needs --run or --campaign, --name and --destination")
         args.machine = args.machine or machine()
         return ship(args)
     torch.set_num_threads(args.threads)

@@ -661,7 +661,7 @@ def add_solve_parser(subparsers: _Subparsers) -> None:
         nargs="+",
         metavar="[MODEL] INPUT",
         help="a saved model folder (default: a trained model that ships with the package, chosen by the input: "
-        "prop-small, prop-best for formulas of more than 20 nodes, ltl-small for LTL), then the input, e.g. "
+        "prop-small, prop-best for formulas of more than 20 nodes, ltl-best for LTL), then the input, e.g. "
         "'& a | b ! c' or '& req X grant' (Polish notation)",
     )
     parser.add_argument(

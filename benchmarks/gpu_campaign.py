@@ -1,0 +1,402 @@
+"""Training campaigns that short GPU windows advance: each call resumes a run from the state this repository holds.
+
+A GPU is lent here only now and then, for minutes at a time. A campaign turns those windows into one run: each call
+
+1. builds the run's dataset if it is missing (``symbolinv data build``: deterministic, so every machine builds the
+   same rows; ``--data-dir`` may point at a copy built elsewhere);
+2. restores the last checkpoint kept under ``benchmarks/results/campaign/RUN/checkpoint`` (weights, optimizer,
+   scheduler, RNG states and the data position) into the work folder ``runs/campaign/RUN``;
+3. trains with ``symbolinv train ... --time-limit`` until the time limit or the run's last step;
+4. copies the new last checkpoint back into the state folder (files of more than 15 MiB are split into parts, so
+   that each file can travel on its own), judges the checkpoint on a fixed validation sample (greedy, the first
+   ``EVAL_SAMPLES`` validation formulas) and, once the run is finished, on its test groups with beam 3;
+5. appends a line to ``benchmarks/results/campaign/RUN/log.jsonl``: steps so far, samples per second of this call's
+   training, validation correct / exact / invalid, the machine.
+
+Run it first whenever a GPU is available, two or three calls per window, and commit the state folder afterwards:
+
+    python benchmarks/gpu_campaign.py --list
+    python benchmarks/gpu_campaign.py ltl-small --train-minutes 7      # one call; run again to continue
+    python benchmarks/gpu_campaign.py ltl-small --report               # the log as a table, no training
+    python benchmarks/gpu_campaign.py --results                        # LOG.md and curves.png of every run
+
+Work without a GPU never needs it; on a CPU it runs the same way (slowly), which is how it is tested.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+from filelock import FileLock, Timeout
+from learning import evaluate_groups, machine, small_tests, train_with_cli
+
+import dataset_builders
+from hf_symbolinv.evaluation import evaluate_model
+from hf_symbolinv.files import write_text_atomic
+
+REPOSITORY = Path(__file__).resolve().parent.parent
+STATE_ROOT = REPOSITORY / "benchmarks" / "results" / "campaign"
+WORK_ROOT = REPOSITORY / "runs" / "campaign"
+#: The most a call may add to the repository: a lent GPU window brings back files of at most 16 MiB and the
+#: repository grows by at most 15 MB per window.
+STATE_BYTES = 15 * 10**6
+OPTIMIZER_FILES = ("optimizer.pt", "scheduler.pt")
+EVAL_SAMPLES = 500
+
+
+@dataclasses.dataclass(frozen=True)
+class Campaign:
+    """One run: what ``symbolinv train`` is told, and on which data."""
+
+    task: str
+    preset: str
+    data: str  # a dataset configuration of ``symbolinv data build``
+    steps: int
+    batch_size: int
+    what: str
+    num_samples: int | None = None  # None: the configuration's default size
+    extra: tuple[str, ...] = ()  # further ``symbolinv train`` arguments
+    eval_every: int = 500
+    small_tests: bool = False  # judge the finished run on the small-formula test groups (1-3 and 4-8 symbols)
+
+
+#: The wider small prop model: 4x the parameters of ``prop-small`` (1.8M, 3.6 MB in float16).
+WIDE = ("--set", "d_model=128", "encoder_ffn_dim=512", "decoder_ffn_dim=512")
+#: The recipe of the first GPU runs of ``ltl-best`` (2026-11-22): AdaCos and a 100-step warm-up.
+OLD_RECIPE = ("--set", "loss_type=adacos", "--warmup-steps", "100")
+
+CAMPAIGNS: dict[str, Campaign] = {
+    "prop-small": Campaign(
+        "prop", "prop-small", "prop-small", 6000, 256, "prop-small (d_model 64, 3 + 3 layers)", small_tests=True
+    ),
+    "prop-small-wide": Campaign(
+        "prop", "prop-small", "prop-small", 6000, 256, "prop-small at d_model 128", extra=WIDE, small_tests=True
+    ),
+    "ltl-small": Campaign(
+        "ltl", "ltl-small", "ltl-small", 6000, 256, "ltl-small (d_model 64, 3 + 3 layers)", small_tests=True
+    ),
+    "ltl-best": Campaign(
+        "ltl",
+        "ltl-best",
+        "ltl-35",
+        52000,
+        768,
+        "ltl-best, the paper's 52,000 steps of batch 768, the package's recipe (cross-entropy, 1,000 warm-up steps)",
+        num_samples=200_000,
+        eval_every=250,
+    ),
+    "ltl-best-old-recipe": Campaign(
+        "ltl",
+        "ltl-best",
+        "ltl-35",
+        2000,
+        768,
+        "ltl-best with the recipe of the first GPU runs (AdaCos, 100 warm-up steps), to see the collapse again",
+        num_samples=200_000,
+        extra=OLD_RECIPE,
+        eval_every=250,
+    ),
+}
+
+
+def checkpoint_step(folder: Path) -> int:
+    return int(folder.name.rpartition("-")[2])
+
+
+def last_checkpoint(checkpoints: Path) -> Path | None:
+    found = sorted(checkpoints.glob("checkpoint-*"), key=checkpoint_step)
+    return found[-1] if found else None
+
+
+def state_step(state: Path) -> int:
+    """The global step of the checkpoint kept in ``state`` (0 when there is none)."""
+    trainer_state = state / "checkpoint" / "trainer_state.json"
+    return json.loads(trainer_state.read_text())["global_step"] if trainer_state.is_file() else 0
+
+
+def export_checkpoint(checkpoint: Path, state: Path) -> tuple[int, bool]:
+    """Copy ``checkpoint`` into ``state/checkpoint``, replacing the one kept there only once the new copy is
+    complete. A checkpoint larger than :data:`STATE_BYTES` is kept without its optimizer and scheduler states:
+    the next call then restarts Adam's moments and warms the learning rate up again (the Trainer loads neither
+    state when one is missing). Returns the bytes written and whether the optimizer state was kept."""
+    # Not the copies of the model code the Trainer saves beside the weights: the package registers the classes, and
+    # a second copy of its code in the repository would go stale.
+    files = sorted(path for path in checkpoint.iterdir() if path.is_file() and path.suffix != ".py")
+    keep_optimizer = sum(path.stat().st_size for path in files) <= STATE_BYTES
+    if not keep_optimizer:
+        files = [path for path in files if path.name not in OPTIMIZER_FILES]
+    staging = state / "checkpoint.partial"
+    if staging.exists():
+        shutil.rmtree(staging)  # a copy this script left unfinished
+    staging.mkdir(parents=True)
+    for source in files:
+        shutil.copy2(source, staging / source.name)
+    kept, previous = state / "checkpoint", state / "checkpoint.previous"
+    if kept.exists():
+        kept.rename(previous)
+    staging.rename(kept)
+    if previous.exists():
+        shutil.rmtree(previous)
+    return sum(path.stat().st_size for path in files), keep_optimizer
+
+
+def restore_checkpoint(state: Path, checkpoints: Path) -> Path:
+    """Copy the checkpoint kept in ``state`` to ``checkpoints/checkpoint-STEP``, where the Trainer resumes from."""
+    target = checkpoints / f"checkpoint-{state_step(state)}"
+    staging = checkpoints / f".{target.name}.partial"
+    for stale in (staging, target):
+        if stale.exists():
+            shutil.rmtree(stale)
+    shutil.copytree(state / "checkpoint", staging)
+    staging.rename(target)
+    return target
+
+
+def log_entries(state: Path) -> list[dict[str, Any]]:
+    log = state / "log.jsonl"
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.is_file() else []
+
+
+def finish(state: Path) -> None:
+    """A finished run keeps its log and its Trainer history, not its checkpoint (the weights that matter are
+    shipped or saved as a model; the optimizer state is of no further use)."""
+    checkpoint = state / "checkpoint"
+    if checkpoint.is_dir():
+        shutil.copy2(checkpoint / "trainer_state.json", state / "trainer_state.json")
+        shutil.rmtree(checkpoint)
+
+
+def train_arguments(campaign: Campaign, data: Path, work: Path, minutes: float, workers: int) -> list[str]:
+    arguments = [
+        "train",
+        "--task",
+        campaign.task,
+        "--preset",
+        campaign.preset,
+        "--data",
+        str(data),
+        "--output",
+        str(work),
+        "--steps",
+        str(campaign.steps),
+        "--batch-size",
+        str(campaign.batch_size),
+        "--eval-steps",
+        str(campaign.eval_every),
+        "--eval-samples",
+        "256",
+        "--beam",
+        "1",
+        "--time-limit",
+        f"{minutes:g}",
+        "--workers",
+        str(workers),
+        *campaign.extra,
+    ]
+    if torch.cuda.is_available():
+        arguments += ["--bf16", "--group-by-length"]
+    return arguments
+
+
+def validation_scores(checkpoint: Path, task: str, data: Path, beam: int = 1) -> dict[str, Any]:
+    """Correct / exact / invalid of ``checkpoint`` on the first :data:`EVAL_SAMPLES` validation formulas."""
+    from datasets import load_dataset
+    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    model = AutoModelForSeq2SeqLM.from_pretrained(checkpoint, dtype=torch.float32).to(device).eval()
+    tokenizer = AutoTokenizer.from_pretrained(checkpoint)
+    split = load_dataset(str(data), split="validation")
+    split = split.select(range(min(EVAL_SAMPLES, len(split))))
+    report = evaluate_model(
+        model,
+        tokenizer,
+        task,
+        list(split["input"]),
+        list(split["target"]),
+        num_beams=beam,
+        batch_size=256,
+        alpha_symbol_counts=(),
+        progress=False,
+    )
+    return {key: report.to_dict()[key] for key in ("count", "correct", "exact", "invalid")}
+
+
+def last_losses(checkpoint: Path) -> dict[str, float]:
+    """The last training and validation loss in the checkpoint's Trainer log."""
+    history = json.loads((checkpoint / "trainer_state.json").read_text())["log_history"]
+    found: dict[str, float] = {}
+    for entry in history:
+        if "loss" in entry:
+            found["train_loss"] = entry["loss"]
+        if "eval_loss" in entry:
+            found["eval_loss"] = entry["eval_loss"]
+    return found
+
+
+def device_name() -> str:
+    if torch.cuda.is_available():
+        return f"{torch.cuda.get_device_name()}, torch {torch.__version__}"
+    return machine()
+
+
+def progress(name: str) -> int:
+    """Steps of ``name`` done so far: its last logged call (its checkpoint, if a call died before logging)."""
+    state = STATE_ROOT / name
+    entries = log_entries(state)
+    return max(entries[-1]["step"] if entries else 0, state_step(state))
+
+
+def run_call(name: str, args: argparse.Namespace) -> dict[str, Any]:
+    campaign = CAMPAIGNS[name]
+    state, work = STATE_ROOT / name, WORK_ROOT / name
+    if progress(name) >= campaign.steps:
+        raise SystemExit(f"error: campaign {name} is finished ({campaign.steps:,} steps); see {state / 'log.jsonl'}")
+    data = args.data_dir / campaign.data
+    options = {"workers": args.build_workers, "progress": False}
+    if campaign.num_samples is not None:
+        options["num_samples"] = campaign.num_samples
+    dataset_builders.build(campaign.data, data, **options)
+    checkpoints = work / "checkpoints"
+    held = last_checkpoint(checkpoints) if checkpoints.is_dir() else None
+    held_step = checkpoint_step(held) if held is not None else 0
+    if state_step(state) > held_step:
+        restore_checkpoint(state, checkpoints)
+        print(f"{name}: resuming from step {state_step(state)} (the state kept in {state})", flush=True)
+    start_step = max(state_step(state), held_step)
+    started = time.perf_counter()
+    train_with_cli(train_arguments(campaign, data, work, args.train_minutes, args.workers), name)
+    train_seconds = time.perf_counter() - started
+    checkpoint = last_checkpoint(checkpoints)
+    if checkpoint is None:
+        raise SystemExit(f"{name}: training wrote no checkpoint to {checkpoints}")
+    step = checkpoint_step(checkpoint)
+    written, optimizer_kept = export_checkpoint(checkpoint, state) if step > state_step(state) else (0, True)
+    entry: dict[str, Any] = {
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "device": device_name(),
+        "step": step,
+        "of": campaign.steps,
+        "batch_size": campaign.batch_size,
+        "samples_per_second": round((step - start_step) * campaign.batch_size / train_seconds, 1),
+        "call_minutes": round(train_seconds / 60, 2),
+        "state_bytes": written,
+        "optimizer_kept": optimizer_kept,
+        **last_losses(checkpoint),
+        "validation": validation_scores(checkpoint, campaign.task, data),
+    }
+    log = state / "log.jsonl"
+    previous = log.read_text() if log.is_file() else ""
+    write_text_atomic(log, previous + json.dumps(entry, default=str) + "\n")
+    print(json.dumps({"run": name, **entry}, default=str), flush=True)
+    if step >= campaign.steps:
+        if campaign.small_tests:
+            # Written after the line above, so that a call stopped during these tests still keeps its line.
+            tests = small_tests(args.data_dir, campaign.task, args.test_samples)
+            entry["test_beam3"] = evaluate_groups(checkpoint, campaign.task, tests, beam=3)
+            write_text_atomic(log, previous + json.dumps(entry, default=str) + "\n")
+            print(json.dumps({"run": name, "test_beam3": entry["test_beam3"]}, default=str), flush=True)
+        finish(state)
+        print(f"{name}: finished; the model is in {work / 'model'}", flush=True)
+    return entry
+
+
+def history(name: str) -> list[dict[str, Any]]:
+    """The Trainer's log of the campaign so far (training and validation loss, validation correct per step)."""
+    state = STATE_ROOT / name
+    for path in (state / "checkpoint" / "trainer_state.json", state / "trainer_state.json"):
+        if path.is_file():
+            return json.loads(path.read_text())["log_history"]
+    return []
+
+
+def log_table(name: str) -> str:
+    rows = [
+        f"### `{name}`: {CAMPAIGNS[name].what}",
+        "",
+        "| date (UTC) | device | step | samples/s | train loss | validation loss | validation correct (greedy) |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for entry in log_entries(STATE_ROOT / name):
+        validation = entry["validation"]
+        rows.append(
+            f"| {entry['date'][:16]} | {entry['device'].split(',')[0]} | {entry['step']:,} of {entry['of']:,} | "
+            f"{entry['samples_per_second']:,.0f} | {entry.get('train_loss', float('nan')):.3f} | "
+            f"{entry.get('eval_loss', float('nan')):.3f} | {100 * validation['correct']:.1f}% of "
+            f"{validation['count']} |"
+        )
+    return "\n".join(rows)
+
+
+def write_results() -> None:
+    """``LOG.md`` (every campaign's calls) and ``curves.png`` (validation correct and loss against step)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = [name for name in CAMPAIGNS if log_entries(STATE_ROOT / name)]
+    text = "# Campaign log\n\nWritten by `python benchmarks/gpu_campaign.py --results` from each run's `log.jsonl`.\n"
+    write_text_atomic(STATE_ROOT / "LOG.md", text + "".join(f"\n{log_table(name)}\n" for name in names))
+    figure, (correct_axis, loss_axis) = plt.subplots(1, 2, figsize=(12, 4.5))
+    for name in names:
+        evaluations = [entry for entry in history(name) if "eval_loss" in entry]
+        steps = [entry["step"] for entry in evaluations]
+        correct_axis.plot(steps, [100 * entry.get("eval_correct", 0.0) for entry in evaluations], label=name)
+        loss_axis.plot(steps, [entry["eval_loss"] for entry in evaluations], label=name)
+    correct_axis.set(xlabel="step", ylabel="validation correct, greedy (%)", title="validation correct")
+    loss_axis.set(xlabel="step", ylabel="validation loss", yscale="log", title="validation loss")
+    correct_axis.legend(fontsize=8)
+    figure.tight_layout()
+    temporary = STATE_ROOT / "curves.png.partial"
+    figure.savefig(temporary, dpi=110, format="png")
+    temporary.replace(STATE_ROOT / "curves.png")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("run", nargs="?", choices=sorted(CAMPAIGNS))
+    parser.add_argument("--list", action="store_true", help="the campaigns and their state")
+    parser.add_argument("--report", action="store_true", help="print the run's log as a table; no training")
+    parser.add_argument("--results", action="store_true", help="write LOG.md and curves.png of all runs; no training")
+    parser.add_argument("--train-minutes", type=float, default=7.0, help="training time of this call (default 7)")
+    parser.add_argument("--data-dir", type=Path, default=REPOSITORY / "runs" / "campaign-data")
+    parser.add_argument("--workers", type=int, default=2, help="data-loading processes of the training")
+    parser.add_argument("--build-workers", type=int, default=None, help="dataset building processes (all cores)")
+    parser.add_argument("--test-samples", type=int, default=1000, help="formulas per test group of a finished run")
+    args = parser.parse_args(argv)
+    if args.list:
+        for name, campaign in CAMPAIGNS.items():
+            print(f"{name}: step {progress(name):,} of {campaign.steps:,}; {campaign.what}")
+        return 0
+    if args.results:
+        write_results()
+        return 0
+    if args.run is None:
+        parser.error("name a run (or --list, --results)")
+    if args.report:
+        print(log_table(args.run))
+        return 0
+    if args.train_minutes <= 0:
+        parser.error("--train-minutes must be positive")
+    WORK_ROOT.mkdir(parents=True, exist_ok=True)
+    try:  # one writer per campaign: two calls would both write its state folder
+        with FileLock(WORK_ROOT / f"{args.run}.lock", timeout=0):
+            run_call(args.run, args)
+    except Timeout:
+        print(f"error: campaign {args.run} is running in another process", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
