@@ -7,6 +7,7 @@ import json
 import multiprocessing
 import os
 import random
+import signal
 from collections import Counter, deque
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -91,10 +92,18 @@ def fingerprint_of(params: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def spawn_pool(workers: int, **kwargs: Any) -> Any:
+def spawn_pool(workers: int, initializer: Callable[..., None] | None = None, initargs: tuple = ()) -> Any:
     """A pool of fresh processes. Workers only draw and solve formulas: they import the logic engine,
-    which imports neither torch nor transformers, so each starts in a fraction of a second."""
-    return multiprocessing.get_context("spawn").Pool(workers, **kwargs)
+    which imports neither torch nor transformers, so each starts in a fraction of a second. Workers ignore
+    Ctrl-C: the parent stops them and says "interrupted" once, instead of each worker printing its traceback."""
+    context = multiprocessing.get_context("spawn")
+    return context.Pool(workers, initializer=_quiet_worker, initargs=(initializer, initargs))
+
+
+def _quiet_worker(initializer: Callable[..., None] | None, initargs: tuple) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if initializer is not None:
+        initializer(*initargs)
 
 
 _WORKER_SOURCE: SampleSource | None = None

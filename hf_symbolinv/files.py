@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import shutil
 import tempfile
@@ -45,40 +47,108 @@ class DestinationInUseError(FileExistsError):
     """The destination holds something the writer did not create, so replacing it could lose data."""
 
 
-def _check_replaceable(target: Path, staging: Path) -> None:
-    """Refuse to replace ``target`` unless it is a folder of the files the new one consists of.
+#: The record of what a folder write put there: each file's path and SHA-256. A folder is replaced only if every file
+#: in it is one the record lists, unchanged; a user's file, or a written one the user edited, is never replaced
+#: (file names alone prove nothing: a user's ``README.md`` or ``config.json`` has the names a save writes).
+MANIFEST = ".symbolinv-written.json"
 
-    A previous save of the same kind (a re-run, a resumed training) is replaced; a plain file, a link or a
-    folder with any other file in it is left alone, since it may hold the user's work.
-    """
+
+def _digest(path: Path) -> str:
+    hasher = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            hasher.update(block)
+    return hasher.hexdigest()
+
+
+def _write_manifest(folder: Path) -> None:
+    files = {
+        str(file.relative_to(folder)): _digest(file)
+        for file in sorted(folder.rglob("*"))
+        if file.is_file() and file.name != MANIFEST
+    }
+    (folder / MANIFEST).write_text(json.dumps({"files": files}, indent=1), encoding="utf-8")
+
+
+def files_not_written_here(target: Path) -> list[str]:
+    """The files in the folder ``target`` that no folder write of the package put there as they are now: every
+    file, if it holds no record; else those the record does not list or that changed since (each with why)."""
+    try:
+        record = json.loads((target / MANIFEST).read_text(encoding="utf-8"))["files"]
+    except (OSError, ValueError, KeyError, TypeError):
+        record = {}
+    foreign = []
+    for file in sorted(target.rglob("*")):
+        name = str(file.relative_to(target))
+        if file.is_symlink() or (file.is_file() and name != MANIFEST and name not in record):
+            foreign.append(name)
+        elif file.is_file() and name != MANIFEST and _digest(file) != record[name]:
+            foreign.append(f"{name} (changed since it was written)")
+    return foreign
+
+
+def record_written(*paths: str | os.PathLike[str]) -> None:
+    """Add files a command wrote into a folder the package wrote (an evaluation report beside the weights) to
+    that folder's record, so that a later save replaces them with the rest instead of refusing the folder."""
+    for path in map(Path, paths):
+        manifest = path.parent / MANIFEST
+        if not (manifest.is_file() and path.is_file()):
+            continue
+        record = json.loads(manifest.read_text(encoding="utf-8"))
+        record["files"][path.name] = _digest(path)
+        write_text_atomic(manifest, json.dumps(record, indent=1))
+
+
+def _refusal(target: str, foreign: list[str]) -> DestinationInUseError:
+    shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+    return DestinationInUseError(
+        f"{target} holds files this command did not write ({shown}); it replaces only what it wrote itself: "
+        "choose an empty or new destination"
+    )
+
+
+def _check_replaceable(target: Path) -> None:
+    """Refuse to replace ``target`` unless it is a folder of files the package wrote there and nobody changed."""
     if target.is_symlink() or not target.is_dir():
         raise DestinationInUseError(f"{target} exists and is not a folder; choose another destination")
-    owned = {file.relative_to(staging) for file in staging.rglob("*")}
-    foreign = sorted(
-        str(file.relative_to(target)) for file in target.rglob("*") if file.relative_to(target) not in owned
-    )
+    foreign = files_not_written_here(target)
     if foreign:
-        shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
-        raise DestinationInUseError(
-            f"{target} holds files this command did not write ({shown}); choose an empty or new destination"
-        )
+        raise _refusal(str(target), foreign)
+
+
+def _remove_stale_siblings(target: Path) -> None:
+    """Remove the staging and old-copy folders that an earlier write of ``target`` left when it was killed (their
+    names carry the writer's process id; a folder of a process still running is another writer's, and stays)."""
+    for kind in ("partial", "old"):
+        for folder in target.parent.glob(f".{target.name}.{kind}-*-*"):
+            pid = folder.name[len(f".{target.name}.{kind}-") :].split("-", 1)[0]
+            if not pid.isdigit() or not folder.is_dir() or folder.is_symlink():
+                continue
+            try:
+                os.kill(int(pid), 0)
+            except ProcessLookupError:
+                shutil.rmtree(folder, ignore_errors=True)
+            except OSError:
+                pass  # a process of another user: alive
 
 
 def replace_folder_atomic(target: str | os.PathLike[str], fill: Callable[[Path], Any]) -> None:
     """Let ``fill`` write a fresh sibling folder, then swap it in for ``target``."""
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.partial-", dir=target.parent))
+    _remove_stale_siblings(target)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.partial-{os.getpid()}-", dir=target.parent))
     try:
         os.chmod(staging, default_mode(directory=True))
         fill(staging)
+        _write_manifest(staging)
         for file in staging.rglob("*"):  # transformers writes the weights owner-only; the rest is not
             os.chmod(file, default_mode(directory=file.is_dir()))
         old = None
         if target.exists() or target.is_symlink():
-            _check_replaceable(target, staging)
+            _check_replaceable(target)
             # A folder cannot be renamed onto a non-empty one: move the old one aside first.
-            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
+            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-{os.getpid()}-", dir=target.parent))
             os.replace(target, old / target.name)
         os.replace(staging, target)
         if old is not None:
@@ -122,7 +192,6 @@ class PathProblem(ValueError):
 #: What ``save_pretrained`` of a model and its tokenizer (and a model card) may write: a folder holding
 #: anything else holds the user's files, and is refused before the work rather than after it.
 #: (``.py``: the model's code, saved beside the weights for the Auto classes.)
-_SAVE_SUFFIXES = frozenset({".json", ".safetensors", ".bin", ".model", ".spm", ".txt", ".jinja", ".py"})
 
 
 def _label(path: str | os.PathLike[str], flag: str | None) -> str:
@@ -182,27 +251,16 @@ def check_output_folder(path: str | os.PathLike[str], flag: str | None = None) -
 
 
 def check_model_destination(path: str | os.PathLike[str], flag: str | None = None) -> None:
-    """Refuse, before any work, a model destination that :func:`replace_folder_atomic` would refuse after it:
-    a file, a link, or a folder holding a subfolder or a file of a kind no model save writes (the check after
-    the work compares with the files actually written, and still applies)."""
+    """Refuse, before any work, a model destination that :func:`replace_folder_atomic` would refuse after it: a
+    file, a link, or a folder holding anything the package did not write there (see :data:`MANIFEST`)."""
     path = Path(path)
     # The same error class as the refusal after the work, so that callers catch one kind.
     if path.is_symlink() or (path.exists() and not path.is_dir()):
         raise DestinationInUseError(f"{_label(path, flag)} exists and is not a folder; choose another destination")
     if path.is_dir():
-        foreign = sorted(
-            child.name
-            for child in path.iterdir()
-            if child.is_symlink()
-            or not child.is_file()
-            or not (child.name == "README.md" or child.suffix in _SAVE_SUFFIXES)
-        )
+        foreign = files_not_written_here(path)
         if foreign:
-            shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
-            raise DestinationInUseError(
-                f"{_label(path, flag)} holds files this command did not write ({shown}); "
-                "choose an empty or new destination"
-            )
+            raise _refusal(_label(path, flag), foreign)
     check_output_folder(path, flag)
 
 

@@ -52,9 +52,8 @@ def new_model_config(preset: str, task: str, **overrides: Any) -> Any:
         config = DTEConfig.from_preset(preset, **overrides)
         tokenizer = tree_tokenizer(task, config.max_depth, config.max_symbols)
         # The labels are the task's: overriding vocab_size or vocabulary would only break the model's checks.
-        return DTEConfig.from_preset(
-            preset, **{**overrides, "vocab_size": tokenizer.vocab_size, "vocabulary": get_task(task).vocabulary}
-        )
+        fixed = {"vocab_size": tokenizer.vocab_size, "vocabulary": get_task(task).vocabulary}
+        return DTEConfig.from_preset(preset, **_with_fixed_fields(task, overrides, fixed))
     if task in TREE_TASKS:
         raise ValueError(f"task {task!r} is for the tree family: choose a DTE preset ({', '.join(DTE_PRESETS)})")
     vocabulary = get_vocabulary(get_task(task).vocabulary)
@@ -67,7 +66,6 @@ def new_model_config(preset: str, task: str, **overrides: Any) -> Any:
     fields: dict[str, Any] = dict(
         vocabulary=vocabulary.name,
         num_base_tokens=vocabulary.num_base_tokens,
-        vocab_size=vocabulary.num_base_tokens + DEFAULT_MAX_SYMBOLS,
         # Tree relations need inputs that are whole Polish-notation formulas: tasks without operators have none.
         token_arities=arities if any(arities) else None,
         pad_token_id=PAD_ID,
@@ -75,7 +73,21 @@ def new_model_config(preset: str, task: str, **overrides: Any) -> Any:
         eos_token_id=EOS_ID,
         decoder_start_token_id=START_ID,
     )
-    return FOLNetConfig.from_preset(preset, **{**fields, **overrides})
+    # vocab_size is the model's own choice: the base tokens and as many symbol slots as it wants.
+    overrides = {"vocab_size": vocabulary.num_base_tokens + DEFAULT_MAX_SYMBOLS, **overrides}
+    return FOLNetConfig.from_preset(preset, **_with_fixed_fields(task, overrides, fields))
+
+
+def _with_fixed_fields(task: str, overrides: dict[str, Any], fixed: dict[str, Any]) -> dict[str, Any]:
+    """``overrides`` with the fields the task and its tokenizer fix; an override of one of them to another value is
+    refused, naming both values (it would otherwise be replaced without a word)."""
+    for field, value in overrides.items():
+        if field in fixed and value != fixed[field]:
+            raise ValueError(
+                f"--set {field}={value!r}: task {task!r} and its tokenizer fix {field} to {fixed[field]!r}; "
+                "leave it out"
+            )
+    return {**overrides, **fixed}
 
 
 def tree_tokenizer(task: str, max_depth: int, max_symbols: int) -> Any:

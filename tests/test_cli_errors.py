@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -15,12 +16,30 @@ def _fill(staging: Path) -> None:
     (staging / "model.safetensors").write_bytes(b"weights")
 
 
-def test_a_folder_of_the_same_files_is_replaced(tmp_path: Path) -> None:
+def test_a_folder_the_package_wrote_is_replaced(tmp_path: Path) -> None:
     target = tmp_path / "model"
     replace_folder_atomic(target, _fill)
-    (target / "config.json").write_text("old", encoding="utf-8")
-    replace_folder_atomic(target, _fill)
-    assert (target / "config.json").read_text(encoding="utf-8") == "{}"
+    replace_folder_atomic(target, lambda staging: (staging / "config.json").write_text("new", encoding="utf-8"))
+    assert (target / "config.json").read_text(encoding="utf-8") == "new"
+    assert not (target / "model.safetensors").exists()  # the whole folder is the new write
+
+
+@pytest.mark.parametrize("name", ["README.md", "config.json", "model.safetensors"])
+def test_a_users_file_is_never_replaced_whatever_its_name(tmp_path: Path, name: str) -> None:
+    # A folder of the user's own files with the names a save writes: file names prove nothing.
+    target = tmp_path / "model"
+    target.mkdir()
+    (target / name).write_text("my notes", encoding="utf-8")
+    with pytest.raises(DestinationInUseError, match=name):
+        replace_folder_atomic(target, _fill)
+    assert (target / name).read_text(encoding="utf-8") == "my notes"
+    # Nor a file the user added to, or edited in, a folder the package wrote.
+    other = tmp_path / "written"
+    replace_folder_atomic(other, _fill)
+    (other / name).write_text("my notes", encoding="utf-8")
+    with pytest.raises(DestinationInUseError, match=f"{name}( \\(changed since it was written\\))?"):
+        replace_folder_atomic(other, _fill)
+    assert (other / name).read_text(encoding="utf-8") == "my notes"
 
 
 def test_a_folder_with_foreign_files_is_left_alone(tmp_path: Path) -> None:
@@ -31,6 +50,36 @@ def test_a_folder_with_foreign_files_is_left_alone(tmp_path: Path) -> None:
         replace_folder_atomic(target, _fill)
     assert (target / "thesis.tex").read_text(encoding="utf-8") == "years of work"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]  # no staging folder left behind
+
+
+@pytest.mark.parametrize("place", ["convert", "train"])
+def test_commands_refuse_a_destination_with_a_users_readme(
+    saved_vanilla: Path, prop_data: Path, tmp_path: Path, capsys, place: str
+) -> None:
+    destination = tmp_path / "dst"
+    folder = destination if place == "convert" else destination / "model"
+    folder.mkdir(parents=True)
+    (folder / "README.md").write_text("my notes", encoding="utf-8")
+    if place == "convert":
+        assert main(["convert", str(saved_vanilla), str(destination)]) == 2
+    else:
+        assert _train(prop_data, destination) == 2
+    assert (folder / "README.md").read_text(encoding="utf-8") == "my notes"
+    assert "README.md" in capsys.readouterr().err
+
+
+def test_a_write_killed_earlier_leaves_nothing_after_the_next_one(tmp_path: Path) -> None:
+    import os
+
+    target = tmp_path / "model"
+    dead = tmp_path / ".model.partial-999999999-abc"  # what a kill -9 during a write leaves (no such process)
+    dead_old = tmp_path / ".model.old-999999999-def"
+    alive = tmp_path / f".model.partial-{os.getpid()}-xyz"  # another writer, still running
+    for folder in (dead, dead_old, alive):
+        folder.mkdir()
+        (folder / "config.json").write_text("{}", encoding="utf-8")
+    replace_folder_atomic(target, _fill)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["model", alive.name])
 
 
 def test_a_plain_file_is_not_replaced_by_a_folder(tmp_path: Path) -> None:
@@ -100,6 +149,55 @@ def test_counts_below_one_are_refused_naming_the_flag(argv: list[str], flag: str
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert f"argument {flag}" in err and "at least 1" in err and "Traceback" not in err
+
+
+TRAIN = ["train", "--task", "prop", "--preset", "prop", "--data", "d", "--output", "o"]
+EVALUATE = ["evaluate", "m", "--data", "d"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "flag", "value"),
+    [
+        (TRAIN, "--epochs", "0"),
+        (TRAIN, "--epochs", "-1"),
+        (TRAIN, "--epochs", "nan"),
+        (TRAIN, "--grad-accum", "-1"),
+        (TRAIN, "--grad-accum", "0"),
+        (TRAIN, "--eval-steps", "0"),
+        (TRAIN, "--eval-samples", "0"),
+        (TRAIN, "--max-train-samples", "0"),
+        (TRAIN, "--lr", "inf"),
+        (TRAIN, "--lr", "-0.1"),
+        (TRAIN, "--warmup-ratio", "2"),
+        (TRAIN, "--time-limit", "0"),
+        (EVALUATE, "--alpha-samples", "0"),
+        (EVALUATE, "--alpha-pool", "0"),
+        (EVALUATE, "--max-perm", "0"),
+        (EVALUATE, "--draws", "0"),
+        (EVALUATE, "--alpha-symbols", "0"),
+        (["data", "build", "ltl-small", "--out", "o"], "--timeout", "-3"),
+        (["data", "build", "ltl-small", "--out", "o"], "--workers", "0"),
+    ],
+)
+def test_every_numeric_option_has_a_range(argv: list[str], flag: str, value: str, capsys) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main([*argv, flag, value])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert f"argument {flag}" in err and "Traceback" not in err
+    assert len(err.strip().splitlines()[-1]) > 0 and value in err
+
+
+def test_alpha_covariance_options_beyond_the_pool_or_the_tokenizer_are_refused(
+    saved_vanilla: Path, prop_data: Path, tmp_path: Path, capsys
+) -> None:
+    report, heatmap = str(tmp_path / "r.json"), str(tmp_path / "h.png")
+    evaluate = ["evaluate", str(saved_vanilla), "--data", str(prop_data), "--report", report, "--heatmap", heatmap]
+    assert main([*evaluate, "--alpha-symbols", "6", "--alpha-pool", "5"]) == 2
+    assert "--alpha-symbols 6 is more than --alpha-pool 5" in capsys.readouterr().err
+    assert main([*evaluate, "--alpha-pool", "1000"]) == 2
+    assert "--alpha-pool 1000 is more than the" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())  # refused before any work
 
 
 def _train(data: Path, output: Path, *settings: str, steps: str = "2") -> int:
@@ -189,3 +287,61 @@ def test_a_tokenizer_of_another_task_and_a_damaged_checkpoint_exit_2_with_one_li
     assert main(["solve", str(folder), "&a|!bc"]) == 2
     err = capsys.readouterr().err
     assert f"cannot read the weights {weights}" in err and err.count("\n") == 1
+
+
+# ---------------------------------------------------------------------------------------------------
+# Failures are not successes; an interrupted save is not a dead end
+# ---------------------------------------------------------------------------------------------------
+def test_a_diverging_run_stops_with_an_error_and_saves_no_model(prop_data: Path, tmp_path: Path, capsys) -> None:
+    output = tmp_path / "run"
+    assert _train(prop_data, output, "--lr", "1e6", steps="6") == 2
+    err = capsys.readouterr().err
+    assert "training diverged at step" in err and "not finite" in err and "--lr" in err and "Traceback" not in err
+    assert not (output / "model").exists()
+
+
+def test_a_checkpoint_cut_short_while_saved_is_passed_over(prop_data: Path, tmp_path: Path, capsys) -> None:
+    output = tmp_path / "run"
+    assert _train(prop_data, output, "--eval-steps", "2", steps="4") == 0
+    checkpoints = output / "checkpoints"
+    assert sorted(path.name for path in checkpoints.iterdir()) == ["checkpoint-2", "checkpoint-4"]
+    # What a kill during the save of checkpoint-4 leaves: no trainer state, an empty optimizer file.
+    (checkpoints / "checkpoint-4" / "trainer_state.json").unlink()
+    (checkpoints / "checkpoint-4" / "optimizer.pt").write_bytes(b"")
+    capsys.readouterr()
+    assert _train(prop_data, output, "--eval-steps", "2", steps="6") == 0
+    out = capsys.readouterr().out
+    assert f"resuming from {checkpoints / 'checkpoint-2'}: checkpoint-4 is incomplete" in out
+    assert json.loads((checkpoints / "checkpoint-6" / "trainer_state.json").read_text())["global_step"] == 6
+
+
+def test_a_folder_that_needs_its_own_code_is_refused_without_a_prompt(
+    saved_vanilla: Path, tmp_path: Path, capsys
+) -> None:
+    import shutil
+
+    folder = tmp_path / "no-model-type"
+    shutil.copytree(saved_vanilla, folder)
+    config = json.loads((folder / "config.json").read_text())
+    del config["model_type"]
+    config["auto_map"] = {"AutoConfig": "configuration_x.XConfig", "AutoModelForSeq2SeqLM": "modeling_x.XModel"}
+    (folder / "config.json").write_text(json.dumps(config))
+    assert main(["solve", str(folder), "& a b"]) == 2
+    captured = capsys.readouterr()
+    assert "needs the folder's own code" in captured.err and "[y/N]" not in captured.out + captured.err
+    assert len(captured.err.strip().splitlines()) == 1
+
+
+def test_a_model_folder_with_its_evaluation_is_trained_again(prop_data: Path, tmp_path: Path) -> None:
+    output = tmp_path / "run"
+    assert _train(prop_data, output, steps="2") == 0
+    assert main(["evaluate", str(output), "--data", str(prop_data), "--limit", "4", "--alpha-symbols"]) == 0
+    assert (output / "model" / "eval-test.json").is_file()  # written by the package, beside the weights
+    assert _train(prop_data, output, steps="3") == 0
+    assert not (output / "model" / "eval-test.json").exists()  # replaced with the rest of the old model
+
+
+def test_training_into_the_dataset_folder_is_refused(prop_data: Path, capsys) -> None:
+    assert _train(prop_data, prop_data / "run") == 2
+    assert "is inside the dataset folder" in capsys.readouterr().err
+    assert not (prop_data / "run").exists()

@@ -77,6 +77,12 @@ def test_a_folnet_preset_gets_the_tasks_vocabulary_and_tree() -> None:
         (["stream_attention=EP"], "folnet-tiny", "kinship", "FOLNetConfig has no field 'stream_attention'"),
         ([], "folnet-huge", "kinship", "--preset: unknown preset 'folnet-huge'; choose one of"),
         ([], "prop-best", "kinship", "preset `prop-best` is for the 'prop' vocabulary, not task 'kinship'"),
+        # Fields the task and its tokenizer fix: refused naming both values, never replaced without a word.
+        (["pad_token_id=5"], "folnet-tiny", "kinship", "--set pad_token_id=5: task 'kinship' and its tokenizer fix"),
+        (["eos_token_id=40"], "folnet-tiny", "kinship", "fix eos_token_id to 1"),
+        (["vocabulary=prop"], "folnet-tiny", "kinship", "--set vocabulary='prop': task 'kinship'"),
+        (["vocab_size=999"], "dte-small", "tree", "fix vocab_size to 31"),
+        (["vocabulary=prop"], "dte-small", "tree", "fix vocabulary to 'tree'"),
     ],
 )
 def test_bad_folnet_settings_are_one_line(

@@ -245,6 +245,27 @@ def test_a_build_killed_with_sigkill_resumes_row_for_row_and_never_blocks(tmp_pa
     assert sorted(p.name for p in out.iterdir()) == ["README.md", "build_info.json", "data"]
 
 
+def test_ctrl_c_during_a_parallel_build_says_interrupted_once(tmp_path: Path) -> None:
+    out = tmp_path / "prop"
+    command = [sys.executable, "-m", "hf_symbolinv.commands", "data", "build", "prop-small", "--out", str(out)]
+    process = subprocess.Popen(
+        [*command, "--num-samples", "50000", "--workers", "2", "--quiet"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        # A terminal's Ctrl-C reaches the whole process group; a shell's background job would ignore it.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    deadline = time.monotonic() + 120
+    while not (out / PARTIAL_DIR).exists() and time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.2)
+    time.sleep(2)  # the workers are drawing formulas
+    os.killpg(process.pid, signal.SIGINT)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 130
+    assert err.decode().strip().splitlines() == ["interrupted"]  # no traceback from each worker
+
+
 # ---------------------------------------------------------------------------------------------------
 # Tiny builds, failures leave no debris
 # ---------------------------------------------------------------------------------------------------

@@ -75,6 +75,32 @@ def test_solve_without_a_model_answers_an_ltl_formula_with_the_ltl_model(capsys:
     assert "trace:" in capsys.readouterr().out
 
 
+def test_solve_runs_on_one_thread_unless_told(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    before = torch.get_num_threads()
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    try:
+        torch.set_num_threads(2)
+        assert main(["solve", "& a b"]) == 0
+        assert torch.get_num_threads() == 1  # one small input: more threads only spin on a busy machine
+        assert main(["--threads", "2", "solve", "& a b"]) == 0
+        assert torch.get_num_threads() == 2
+        monkeypatch.setenv("OMP_NUM_THREADS", "2")
+        assert main(["solve", "& a b"]) == 0
+        assert torch.get_num_threads() == 2  # the user's OMP_NUM_THREADS is honoured
+    finally:
+        torch.set_num_threads(before)
+    with pytest.raises(SystemExit):
+        main(["--threads", "0", "solve", "& a b"])
+    assert "argument --threads: must be at least 1" in capsys.readouterr().err
+
+
+def test_solve_says_when_no_answer_can_be_correct(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["solve", "& a ! a"]) == 0
+    assert "the formula is unsatisfiable" in capsys.readouterr().out
+    assert main(["solve", "& a ! b"]) == 0
+    assert "unsatisfiable" not in capsys.readouterr().out
+
+
 def test_solve_without_a_model_refuses_what_no_shipped_model_reads(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["solve", "& a ("]) == 2
     err = capsys.readouterr().err

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .. import __version__
+from .arguments import non_negative_int, positive_float, positive_int
 from .model import add_convert_parser, add_evaluate_parser, add_solve_parser, add_train_parser
 
 _Subparsers = Any  # argparse's _SubParsersAction is private
@@ -42,7 +43,7 @@ def add_demo_parser(subparsers: _Subparsers) -> None:
     )
     parser.add_argument(
         "--steps",
-        type=_positive_int,
+        type=positive_int,
         default=None,
         metavar="N",
         help="training steps per model (default: 600; 250 with --quick)",
@@ -91,24 +92,24 @@ def add_data_parser(subparsers: _Subparsers) -> None:
     build.add_argument("--out", "-o", required=True, metavar="DIR", help="directory to write the dataset to")
     build.add_argument(
         "--num-samples",
-        type=_positive_int,
+        type=positive_int,
         default=None,
         metavar="N",
         help="samples before splitting (grids: samples per cell); default: the paper's size",
     )
     build.add_argument(
         "--num-symbols",
-        type=_non_negative_int,
+        type=non_negative_int,
         default=None,
         metavar="K",
         help="symbols of the formulas (grids: the largest symbol count; copy: most distinct characters)",
     )
     build.add_argument(
-        "--max-size", type=_positive_int, default=None, metavar="M", help="largest formula size (copy: longest string)"
+        "--max-size", type=positive_int, default=None, metavar="M", help="largest formula size (copy: longest string)"
     )
     build.add_argument(
         "--max-depth",
-        type=_positive_int,
+        type=positive_int,
         default=None,
         metavar="D",
         help="tree configurations only: the deepest node of any input or target, root 0 (default 8; the DTE "
@@ -119,11 +120,11 @@ def add_data_parser(subparsers: _Subparsers) -> None:
         "--overwrite", action="store_true", help="replace a dataset of other parameters already in --out"
     )
     build.add_argument(
-        "--workers", type=_positive_int, default=None, metavar="W", help="worker processes (default: all cores)"
+        "--workers", type=positive_int, default=None, metavar="W", help="worker processes (default: all cores)"
     )
     build.add_argument(
         "--timeout",
-        type=float,
+        type=positive_float,
         default=None,
         metavar="SECONDS",
         help="LTL only: wall-clock time-out per formula; time-outs are dropped (default: 10)",
@@ -153,7 +154,7 @@ def run_data_build(args: argparse.Namespace) -> int:
 
     if args.name not in dataset_builders.CONFIG_NAMES:
         print(
-            f"unknown configuration {args.name!r}; choose one of: {', '.join(dataset_builders.CONFIG_NAMES)}",
+            f"error: unknown configuration {args.name!r}; choose one of: {', '.join(dataset_builders.CONFIG_NAMES)}",
             file=sys.stderr,
         )
         return 2
@@ -168,7 +169,7 @@ def run_data_build(args: argparse.Namespace) -> int:
     }
     if args.timeout is not None:
         if not args.name.startswith("ltl-"):
-            print("--timeout applies to the LTL configurations only", file=sys.stderr)
+            print("error: --timeout applies to the LTL configurations only", file=sys.stderr)
             return 2
         options["timeout"] = args.timeout
     if args.max_depth is not None:
@@ -230,20 +231,6 @@ def _is_input_error(error: Exception) -> bool:
     return isinstance(error, LogicSyntaxError)
 
 
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
-    return value
-
-
-def _non_negative_int(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text}")
-    return value
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The ``symbolinv`` parser with every subcommand of ``SUBCOMMANDS``."""
     parser = argparse.ArgumentParser(
@@ -252,6 +239,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("--debug", action="store_true", help="show the full traceback when a command fails")
+    parser.add_argument(
+        "--threads",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="CPU threads for torch (default: OMP_NUM_THREADS if set; 1 for solve, whose one small input gains "
+        "nothing from more and loses much on a busy machine; else torch's default)",
+    )
     subparsers = parser.add_subparsers(title="commands", dest="command", metavar="COMMAND")
     subparsers.required = True
     for add_parser in SUBCOMMANDS:
@@ -259,10 +254,27 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: Commands that run one small input at a time: extra threads only spin against the machine's other work (one beam-3
+#: answer of the shipped prop-small model beside two busy processes on 2 cores: 2.7 s with 2 threads, 20-34 ms with
+#: 1; ``benchmarks/solve_threads.py``).
+SINGLE_THREAD_COMMANDS = ("solve",)
+
+
+def _set_threads(threads: int | None, command: str) -> None:
+    import os
+
+    if threads is None and ("OMP_NUM_THREADS" in os.environ or command not in SINGLE_THREAD_COMMANDS):
+        return  # torch's own choice honours OMP_NUM_THREADS
+    import torch
+
+    torch.set_num_threads(threads or 1)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse ``argv`` (default: ``sys.argv[1:]``), run the chosen subcommand, return its exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    _set_threads(args.threads, args.command)
     try:
         return args.handler(args)
     except KeyboardInterrupt:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..tasks import get_task, task_for_vocabulary, task_names
+from .arguments import fraction, non_negative_int, positive_float, positive_int
 
 _Subparsers = Any
 
@@ -26,49 +27,6 @@ def _field_value(pair: str) -> tuple[str, Any]:
         return field, json.loads(raw)
     except json.JSONDecodeError:
         return field, raw
-
-
-def positive_int(raw: str) -> int:
-    """An argparse type for counts (steps, beams, limits): 0 or a negative value is an error, not a default."""
-    try:
-        value = int(raw)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {raw!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
-def non_negative_int(raw: str) -> int:
-    """An argparse type for counts where 0 means "none" (worker processes)."""
-    try:
-        value = int(raw)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {raw!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value
-
-
-def _fraction(raw: str) -> float:
-    """An argparse type for a fraction of a run: at least 0 and below 1."""
-    try:
-        value = float(raw)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {raw!r}") from None
-    if not 0 <= value < 1:
-        raise argparse.ArgumentTypeError(f"expected a fraction at least 0 and below 1, got {raw!r}")
-    return value
-
-
-def positive_float(raw: str) -> float:
-    try:
-        value = float(raw)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {raw!r}") from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {raw!r}")
-    return value
 
 
 def check_overrides(config_class: type, overrides: dict[str, Any]) -> str | None:
@@ -104,6 +62,9 @@ def check_overrides(config_class: type, overrides: dict[str, Any]) -> str | None
             return f"--set {field}={value!r}: expected {type(default).__name__} (default {default!r})"
     return None
 
+
+#: ``evaluate --alpha-symbols``: the symbol counts at which alpha-covariance is measured unless told otherwise.
+DEFAULT_ALPHA_SYMBOLS = [3, 4, 5]
 
 #: Config entries that are bookkeeping, not architecture: they may differ between a checkpoint and a resume.
 _NOT_ARCHITECTURE = frozenset(
@@ -172,20 +133,20 @@ def add_train_parser(subparsers: _Subparsers) -> None:
     length.add_argument("--steps", type=positive_int, default=None, help="optimizer steps (default 1000)")
     length.add_argument(
         "--epochs",
-        type=float,
+        type=positive_float,
         default=None,
         help="passes over the train split instead of --steps (the fine-tuning recipe uses 1)",
     )
     parser.add_argument(
         "--max-train-samples",
-        type=int,
+        type=positive_int,
         default=None,
         metavar="N",
         help="train on the first N samples of the train split only",
     )
     parser.add_argument("--batch-size", type=positive_int, default=64)
-    parser.add_argument("--grad-accum", type=int, default=1)
-    parser.add_argument("--lr", type=float, default=1e-3)
+    parser.add_argument("--grad-accum", type=positive_int, default=1)
+    parser.add_argument("--lr", type=positive_float, default=1e-3)
     warmup = parser.add_mutually_exclusive_group()
     warmup.add_argument(
         "--warmup-steps",
@@ -193,9 +154,11 @@ def add_train_parser(subparsers: _Subparsers) -> None:
         default=None,
         help="learning-rate warm-up in steps (default: 1000, the reference code's, or a fifth of a shorter run)",
     )
-    warmup.add_argument("--warmup-ratio", type=_fraction, default=None, help="warm-up as a fraction of the steps")
-    parser.add_argument("--eval-steps", type=int, default=None, help="default: steps / 4")
-    parser.add_argument("--eval-samples", type=int, default=256, help="validation samples judged at each evaluation")
+    warmup.add_argument("--warmup-ratio", type=fraction, default=None, help="warm-up as a fraction of the steps")
+    parser.add_argument("--eval-steps", type=positive_int, default=None, help="default: steps / 4")
+    parser.add_argument(
+        "--eval-samples", type=positive_int, default=256, help="validation samples judged at each evaluation"
+    )
     parser.add_argument("--beam", type=positive_int, default=1, help="beams for the evaluations during training")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-resume", action="store_true", help="start afresh even if OUTPUT has checkpoints")
@@ -242,12 +205,16 @@ def run_train(args: argparse.Namespace) -> int:
         TimeLimit,
         grouping_key,
         recipe_arguments,
+        resume_point,
         semantic_metrics,
         tokenize_dataset,
     )
     from .trees import is_tree_model_folder, run_train_trees
 
     output = Path(args.output)
+    data = Path(args.data).resolve()
+    if output.resolve() == data or data in output.resolve().parents:
+        raise PathProblem(f"--output {output} is inside the dataset folder --data {args.data}; choose another --output")
     # Before any work: a destination refused after training would waste the whole run.
     check_output_folder(output, "--output")
     check_output_folder(output / "checkpoints", "--output")
@@ -260,7 +227,6 @@ def run_train(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 2
-        from transformers import AutoTokenizer
 
         folder = _resolve_model(args.init_from, "--init-from")
         if folder.resolve() == (output / "model").resolve():
@@ -270,8 +236,8 @@ def run_train(args: argparse.Namespace) -> int:
             )
         if is_tree_model_folder(folder):
             return run_train_trees(args, output, init_folder=folder)
-        model = AutoModelForSeq2SeqLM.from_pretrained(folder)
-        config, tokenizer = model.config, AutoTokenizer.from_pretrained(folder)
+        model, tokenizer = _load_folder(folder)
+        config = model.config
         _check_tokenizer(tokenizer, model)
         origin = f"`{args.init_from}`"
     else:
@@ -375,8 +341,8 @@ def run_train(args: argparse.Namespace) -> int:
     if problem is not None:
         print(f"error: {problem}", file=sys.stderr)
         return 2
-    checkpoints = list((output / "checkpoints").glob("checkpoint-*")) if not args.no_resume else []
-    trainer.train(resume_from_checkpoint=True if checkpoints else None)
+    start = resume_point(output / "checkpoints") if not args.no_resume else None
+    trainer.train(resume_from_checkpoint=str(start) if start is not None else None)
     if stopped_by_time_limit(time_limit, steps, args.time_limit, output / "checkpoints"):
         return 0
     metrics = trainer.evaluate() if evaluation is not None else {}
@@ -409,10 +375,10 @@ def _warmup(args: argparse.Namespace, steps: int) -> int | float:
 def checkpoint_problem(config: Any, checkpoints: Path, no_resume: bool) -> str | None:
     """Why the last checkpoint in ``checkpoints`` cannot be resumed with ``config`` (see :func:`resume_mismatch`),
     or None (also when there is none, or ``--no-resume``)."""
-    found = list(checkpoints.glob("checkpoint-*")) if not no_resume else []
-    if not found:
-        return None
-    return resume_mismatch(config, max(found, key=lambda c: int(c.name.rpartition("-")[2])))
+    from ..training import resume_point
+
+    found = resume_point(checkpoints, announce=False) if not no_resume else None
+    return resume_mismatch(config, found) if found is not None else None
 
 
 def stopped_by_time_limit(time_limit: Any, steps: int, minutes: float | None, checkpoints: Path) -> bool:
@@ -482,17 +448,19 @@ def add_evaluate_parser(subparsers: _Subparsers) -> None:
     parser.add_argument("--limit", type=positive_int, default=None, help="evaluate the first N samples only")
     parser.add_argument(
         "--alpha-symbols",
-        type=int,
+        type=positive_int,
         nargs="*",
-        default=[3, 4, 5],
-        help="symbol counts for alpha-covariance (default 3 4 5)",
+        default=DEFAULT_ALPHA_SYMBOLS,
+        help="symbol counts for alpha-covariance (default 3 4 5; none: no alpha-covariance)",
     )
-    parser.add_argument("--alpha-pool", type=int, default=5, help="rename into the first K symbols (default 5)")
-    parser.add_argument("--max-perm", type=int, default=120, help="renamed variants per input (default 120)")
-    parser.add_argument("--alpha-samples", type=int, default=100, help="inputs per symbol count (default 100)")
+    parser.add_argument(
+        "--alpha-pool", type=positive_int, default=5, help="rename into the first K symbols (default 5)"
+    )
+    parser.add_argument("--max-perm", type=positive_int, default=120, help="renamed variants per input (default 120)")
+    parser.add_argument("--alpha-samples", type=positive_int, default=100, help="inputs per symbol count (default 100)")
     parser.add_argument(
         "--draws",
-        type=int,
+        type=positive_int,
         default=10,
         help="random-embedding models: evaluate the median-loss draw of this many (default 10)",
     )
@@ -562,13 +530,34 @@ def load_split(path: str, task: str, split: str, limit: int | None = None) -> An
 
 
 def load_model(path: str, **kwargs: Any) -> tuple[Any, Any, Path]:
-    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
-
     folder = _resolve_model(path)
-    model = AutoModelForSeq2SeqLM.from_pretrained(folder, **kwargs).eval()
-    tokenizer = AutoTokenizer.from_pretrained(folder)
+    model, tokenizer = _load_folder(folder, **kwargs)
     _check_tokenizer(tokenizer, model)
     return model, tokenizer, folder
+
+
+def _load_folder(folder: Path, **kwargs: Any) -> tuple[Any, Any]:
+    """The model and tokenizer saved in ``folder``, never running code the folder brings (a CLI does not ask
+    "run the custom code?"; a folder that needs its own code is refused in one line)."""
+    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+    try:
+        model = AutoModelForSeq2SeqLM.from_pretrained(folder, trust_remote_code=False, **kwargs).eval()
+        tokenizer = AutoTokenizer.from_pretrained(folder, trust_remote_code=False)
+    except ValueError as error:
+        if "trust_remote_code" not in str(error):
+            raise
+        raise ValueError(
+            f"{folder / 'config.json'} needs the folder's own code (no model_type the package knows): the CLI does "
+            "not run it; load it in Python with trust_remote_code=True if you trust it"
+        ) from None
+    if getattr(model.config, "vocabulary", None) is None:
+        # A wrapped standard encoder-decoder reads text with its own tokenizer: no task's vocabulary, no checker.
+        raise ValueError(
+            f"{folder} holds a {model.config.model_type} model, which has no task vocabulary: solve, evaluate and "
+            "train read models of a task (SIT, FOLNet, DTE); use it from Python (AutoModelForSeq2SeqLM)"
+        )
+    return model, tokenizer
 
 
 def _check_tokenizer(tokenizer: Any, model: Any) -> None:
@@ -602,7 +591,7 @@ def median_loss_draw(
 
 def run_evaluate(args: argparse.Namespace) -> int:
     from ..evaluation import evaluate_model, save_heatmap
-    from ..files import check_output_file, write_text_atomic
+    from ..files import check_output_file, record_written, write_text_atomic
     from .trees import is_tree_model_folder, run_evaluate_trees
 
     folder = _resolve_model(args.model)
@@ -613,8 +602,34 @@ def run_evaluate(args: argparse.Namespace) -> int:
     check_output_file(report_path.with_name(report_path.stem + "-heatmap.json"), "--report")
     check_output_file(heatmap_path, "--heatmap")
     if is_tree_model_folder(folder):
+        ignored = [
+            flag
+            for flag, given in (
+                ("--heatmap", args.heatmap is not None),
+                ("--beam", args.beam != 3),
+                ("--top-n", args.top_n != 1),
+                ("--alpha-symbols", args.alpha_symbols != DEFAULT_ALPHA_SYMBOLS),
+                ("--alpha-pool", args.alpha_pool != 5),
+                ("--max-perm", args.max_perm != 120),
+                ("--alpha-samples", args.alpha_samples != 100),
+                ("--draws", args.draws != 10),
+            )
+            if given
+        ]
+        if ignored:  # a tree model runs its own steps: none of these would change what it does
+            raise ValueError(f"{', '.join(ignored)} do(es) not apply to a tree model ({folder}); leave it out")
         return run_evaluate_trees(args, folder, report_path)
     model, tokenizer, folder = load_model(args.model)
+    capacity = getattr(tokenizer, "max_symbols", None)
+    if args.alpha_symbols and max(args.alpha_symbols) > args.alpha_pool:
+        raise ValueError(
+            f"--alpha-symbols {max(args.alpha_symbols)} is more than --alpha-pool {args.alpha_pool}, the symbols "
+            "inputs are renamed into"
+        )
+    if capacity is not None and args.alpha_pool > capacity:
+        raise ValueError(
+            f"--alpha-pool {args.alpha_pool} is more than the {capacity} symbols the model's tokenizer has"
+        )
     task = task_for_vocabulary(model.config.vocabulary).name
     split = load_split(args.data, task, args.split, args.limit)
     sources, targets = list(split["input"]), list(split["target"])
@@ -642,6 +657,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
     print("\n".join(report.summary_lines()))
     write_text_atomic(report_path, json.dumps(report.to_dict(), indent=1, default=str))
     save_heatmap(report, report_path.with_name(report_path.stem + "-heatmap.json"), heatmap_path)
+    record_written(report_path, report_path.with_name(report_path.stem + "-heatmap.json"), heatmap_path)
     print(f"report: {report_path}\nheatmap: {heatmap_path}")
     return 0
 
@@ -724,7 +740,25 @@ def run_solve(args: argparse.Namespace) -> int:
         print(f"{rank}. {text}    [{state}]")
         if task == "ltl" and not verdict.invalid:
             print(f"   trace: {logic.format_trace(logic.parse_trace(text, symbols=symbols), 'infix')}")
+    if task in EXACT_SOLVERS and EXACT_SOLVERS[task](_as_logic(args.text, task, symbols)) == "unsat":
+        print("the formula is unsatisfiable (the exact solver says so): no answer can be correct")
     return 0
+
+
+def _prop_status(formula: str) -> str:
+    from ..logic import solve_prop
+
+    return solve_prop(formula).status
+
+
+def _ltl_status(formula: str) -> str:
+    from ..logic import solve_ltl
+
+    return solve_ltl(formula, timeout=5.0, minimize=False).status  # "timeout" says nothing
+
+
+#: The exact solvers that tell whether an input of a task has any correct answer.
+EXACT_SOLVERS = {"prop": _prop_status, "ltl": _ltl_status}
 
 
 def _shipped_model_for(text: str, symbols: Any, task: str | None) -> tuple[Any, Any]:
@@ -766,8 +800,8 @@ def add_convert_parser(subparsers: _Subparsers) -> None:
         description="Convert a fixed-embedding model of this family into a SIT with the same tensors (paper §5.8: "
         "actual row <- the row of --actual, placeholder row <- the row of --placeholder, every other "
         "tensor one to one), or wrap a standard Hugging Face encoder-decoder checkpoint (BART, Marian, "
-        "...) as a per-stream model. Prints the mapping; writes DST atomically. Fine-tune the result "
-        "with `symbolinv train --init-from DST --epochs 1`.",
+        "...) as a per-stream model. Prints the mapping; writes DST atomically. Fine-tune a converted SIT "
+        "with `symbolinv train --init-from DST --epochs 1`; a wrapped model is used from Python.",
     )
     parser.add_argument("source", metavar="SRC", help="a saved model folder or a Hub model id")
     parser.add_argument("destination", metavar="DST", help="folder to write the converted model and tokenizer to")

@@ -133,7 +133,7 @@ def run_train_trees(args: argparse.Namespace, output: Path, config: Any = None, 
 def run_evaluate_trees(args: argparse.Namespace, folder: Path, report_path: Path) -> int:
     """Evaluate a tree-family model on a split: correct, exact, invalid, by input size, the steps it ran."""
     from ..evaluation.trees import evaluate_tree_model
-    from ..files import write_text_atomic
+    from ..files import record_written, write_text_atomic
     from ..training.trees import check_tree_rows
     from .model import load_split
 
@@ -155,6 +155,7 @@ def run_evaluate_trees(args: argparse.Namespace, folder: Path, report_path: Path
         f"{100 * report['exact']:.2f}%, invalid {100 * report['invalid']:.2f}% ({report['num_steps']} steps)"
     )
     write_text_atomic(report_path, json.dumps(report, indent=1))
+    record_written(report_path)
     print(f"report: {report_path}")
     return 0
 

@@ -412,8 +412,8 @@ class _InfixParser:
         return tok
 
     def parse(self, min_level: int = TOP_LEVEL) -> Formula:
-        # Precedence climbing: one call per operand and per parenthesis, not one per precedence level,
-        # so nesting costs two frames a level (and :data:`MAX_INFIX_NESTING` bounds it).
+        # Precedence climbing: one call per parenthesis and per precedence step, not one per operand of a
+        # chain, so nesting costs a few frames a level (and :data:`MAX_INFIX_NESTING` bounds it).
         left = self.parse_unary()
         while True:
             tok = self.peek()
@@ -422,8 +422,20 @@ class _InfixParser:
             level = INFIX_LEVEL[tok.value]
             _check_op_allowed(self.text, tok, self.context)
             self.i += 1
-            right = self.parse(level if level in RIGHT_ASSOC_LEVELS else level + 1)
-            left = _build(tok.value, [left, right], self.context)
+            if level not in RIGHT_ASSOC_LEVELS:
+                left = _build(tok.value, [left, self.parse(level + 1)], self.context)
+                continue
+            # A right-associative chain (a U b U c ...) is gathered in a loop and folded from the right: a
+            # recursive call per operand would overflow the stack on long chains.
+            operands, ops = [left, self.parse(level + 1)], [tok.value]
+            while (tok := self.peek()).kind == "op" and INFIX_LEVEL.get(tok.value) == level:
+                _check_op_allowed(self.text, tok, self.context)
+                self.i += 1
+                ops.append(tok.value)
+                operands.append(self.parse(level + 1))
+            left = operands.pop()
+            for op in reversed(ops):
+                left = _build(op, [operands.pop(), left], self.context)
 
     def parse_unary(self) -> Formula:
         ops: list[str] = []

@@ -7,8 +7,12 @@ token losses over the accumulated batches and divides once (the Trainer then doe
 
 from __future__ import annotations
 
+import json
+import math
+import os
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -174,6 +178,59 @@ class TimeLimit(TrainerCallback):
             self.stopped_at = state.global_step
 
 
+def resume_point(checkpoints: str | os.PathLike, announce: bool = True) -> Path | None:
+    """The newest complete checkpoint in ``checkpoints`` (None: none, start afresh). The Trainer writes
+    ``trainer_state.json`` last, so a checkpoint without a readable one was cut short (a kill during the write) and
+    is passed over, with a note naming it."""
+    folder = Path(checkpoints)
+    found = sorted(folder.glob("checkpoint-*"), key=_checkpoint_step) if folder.is_dir() else []
+    skipped = []
+    for checkpoint in reversed(found):
+        try:
+            json.loads((checkpoint / "trainer_state.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            skipped.append(checkpoint.name)
+            continue
+        if skipped and announce:
+            print(f"resuming from {checkpoint}: {', '.join(skipped)} is incomplete (cut short while saved)")
+        return checkpoint
+    if skipped and announce:
+        print(f"starting afresh: {', '.join(skipped)} in {folder} is incomplete (cut short while saved)")
+    return None
+
+
+def _checkpoint_step(checkpoint: Path) -> int:
+    step = checkpoint.name.rpartition("-")[2]
+    return int(step) if step.isdigit() else -1
+
+
+class TrainingDiverged(ValueError):
+    """The loss, the gradient norm or a weight became NaN or infinite: the run stops and saves no model."""
+
+
+class StopOnNonFinite(TrainerCallback):
+    """Stops a run at the first logged step whose loss or gradient norm is NaN or infinite, or whose weights are
+    (checked at every log: the Trainer's own logging replaces a NaN loss by the window's mean). Raising leaves the
+    Trainer before it saves a model; the checkpoints saved so far stay for diagnosis."""
+
+    def __init__(self, checkpoints: str | None = None) -> None:
+        self.checkpoints = checkpoints
+
+    def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        logs = logs or {}
+        bad = [f"{key} {logs[key]}" for key in ("loss", "grad_norm") if key in logs and not math.isfinite(logs[key])]
+        model = kwargs.get("model")
+        if not bad and model is not None:
+            weights = model.named_parameters()
+            bad = [f"weight {name}" for name, value in weights if not bool(value.detach().isfinite().all())][:1]
+        if bad:
+            kept = f"; the checkpoints in {self.checkpoints} are kept for diagnosis" if self.checkpoints else ""
+            raise TrainingDiverged(
+                f"training diverged at step {state.global_step} ({', '.join(bad)} is not finite): no model was "
+                f"saved{kept}; try a lower --lr"
+            )
+
+
 class SymbolInvTrainer(Seq2SeqTrainer):
     """``Seq2SeqTrainer`` that can group training batches by stream count and length
     (``group_keys``: one :func:`grouping_key` per training sample), so that padded positions and padded
@@ -181,6 +238,7 @@ class SymbolInvTrainer(Seq2SeqTrainer):
 
     def __init__(self, *args: Any, group_keys: Sequence[int] | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.add_callback(StopOnNonFinite(self.args.output_dir))
         if group_keys is not None and self.train_dataset is not None and len(group_keys) != len(self.train_dataset):
             raise ValueError(f"group_keys has {len(group_keys)} keys for {len(self.train_dataset)} training samples")
         self.group_keys = list(group_keys) if group_keys is not None else None

@@ -13,7 +13,7 @@ from typing import Any
 
 from transformers import Trainer, TrainingArguments
 
-from . import TimeLimit, recipe_arguments
+from . import StopOnNonFinite, TimeLimit, recipe_arguments, resume_point
 
 
 class TreeDataCollator:
@@ -92,10 +92,10 @@ def train_tree_model(
         args=arguments,
         train_dataset=train_dataset,
         data_collator=TreeDataCollator(tokenizer),
-        callbacks=[time_limit] if time_limit is not None else None,
+        callbacks=[StopOnNonFinite(str(output_dir)), *([time_limit] if time_limit is not None else [])],
     )
-    checkpoints = list(output_dir.glob("checkpoint-*")) if resume else []
-    trainer.train(resume_from_checkpoint=True if checkpoints else None)
+    start = resume_point(output_dir) if resume else None
+    trainer.train(resume_from_checkpoint=str(start) if start is not None else None)
     return time_limit
 
 

@@ -117,6 +117,22 @@ def test_deep_formulas_print_in_infix_without_recursion() -> None:
     assert format_ltl(deep) == "X" * 3000 + "a"
 
 
+@pytest.mark.parametrize("operator", ["U", "R", "W", "->", "<->", "&", "|", "xor"])
+def test_long_infix_chains_parse_without_recursion(operator: str) -> None:
+    chain = f" {operator} ".join(f"a{i}" for i in range(1000))
+    formula = parse_ltl(chain, notation="infix")
+    assert logic.symbols_of(formula) == tuple(f"a{i}" for i in range(1000))
+    # A right-associative chain groups from the right, a left-associative one from the left, as a short one does.
+    short = f" {operator} ".join(f"a{i}" for i in range(4))
+    right = operator in ("U", "R", "W", "->", "<->")
+    grouped = (
+        f"a0 {operator} (a1 {operator} (a2 {operator} a3))"
+        if right
+        else f"((a0 {operator} a1) {operator} a2) {operator} a3"
+    )
+    assert parse_ltl(short, notation="infix") == parse_ltl(grouped, notation="infix")
+
+
 def test_deep_trace_steps_check_without_recursion() -> None:
     step = "!" * 4000 + "a"  # an even number of negations: the step is a
     trace = parse_trace(f"{step};{{1}}")

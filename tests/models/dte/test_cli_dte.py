@@ -61,6 +61,11 @@ def test_a_dte_preset_trains_evaluates_and_fine_tunes(tree_data: Path, tmp_path:
     report = json.loads((model_dir / "eval-test_ood_lexical.json").read_text())
     assert report["count"] == 5 and len(report["answers"]) == 5 and 1 <= report["num_steps"] <= 3
     capsys.readouterr()
+    # Options a tree model has no use for are refused rather than ignored.
+    for option in (["--beam", "5"], ["--top-n", "3"], ["--alpha-symbols", "2"], ["--heatmap", str(tmp_path / "h.png")]):
+        assert main(["evaluate", str(output), "--data", str(tree_data), "--report", str(tmp_path / "r"), *option]) == 2
+        assert f"{option[0]} do(es) not apply to a tree model" in capsys.readouterr().err
+    assert not (tmp_path / "r").exists() and not (tmp_path / "h.png").exists()
     source = "(CARCDR (OPS CAR _) (S (NP the king) (VP ran (NP the dog))))"
     assert main(["solve", str(output), source]) == 0
     printed = capsys.readouterr().out

@@ -518,6 +518,11 @@ def test_cli_wraps_a_saved_bart_checkpoint(tokenizer, tmp_path, capsys):
         )
     assert main(["convert", str(tmp_path / "bart"), str(tmp_path / "bad"), "--actual", "zz"]) == 2
     assert "'zz'" in capsys.readouterr().err and not (tmp_path / "bad").exists()
+    # The CLI's task commands need a task vocabulary, which a wrapped model has not: one line, no AttributeError.
+    for argv in (["solve", str(tmp_path / "sit"), "& a b"], ["evaluate", str(tmp_path / "sit"), "--data", "d"]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert "has no task vocabulary" in err and "Traceback" not in err
 
 
 # ---------------------------------------------------------------------------------------------------
