@@ -345,3 +345,18 @@ def test_training_into_the_dataset_folder_is_refused(prop_data: Path, capsys) ->
     assert _train(prop_data, prop_data / "run") == 2
     assert "is inside the dataset folder" in capsys.readouterr().err
     assert not (prop_data / "run").exists()
+
+
+def test_a_tokenizer_with_other_symbol_slots_than_the_model_is_refused(
+    saved_vanilla: Path, tmp_path: Path, capsys
+) -> None:
+    import shutil
+
+    folder = tmp_path / "edited"
+    shutil.copytree(saved_vanilla, folder)
+    record = json.loads((folder / "tokenizer_config.json").read_text())
+    record["max_symbols"] = 10  # the model has 64 slots
+    (folder / "tokenizer_config.json").write_text(json.dumps(record))
+    assert main(["solve", str(folder), "& a b"]) == 2
+    err = capsys.readouterr().err
+    assert "10 symbol slots) does not match the model" in err and "Traceback" not in err

@@ -94,6 +94,17 @@ def test_solve_runs_on_one_thread_unless_told(monkeypatch: pytest.MonkeyPatch, c
     assert "argument --threads: must be at least 1" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [["| P Q"], ["& A | B ! C"], ["& _ b"], ["& Req X Grant"], ["--symbols", r"[^\W\d_]+", "& α | β ! γ"]],
+)
+def test_solve_judges_answers_in_the_names_people_write(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    # Upper-case, underscore and non-ASCII names: the verdict reads the answer with the rule that read the input.
+    assert main(["solve", *argv]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.endswith("[correct]"), first  # the renamed formula's answer, as for `| a b`, `& a | b ! c`, ...
+
+
 def test_solve_says_when_no_answer_can_be_correct(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["solve", "& a ! a"]) == 0
     assert "the formula is unsatisfiable" in capsys.readouterr().out

@@ -112,8 +112,8 @@ def add_data_parser(subparsers: _Subparsers) -> None:
         type=positive_int,
         default=None,
         metavar="D",
-        help="tree configurations only: the deepest node of any input or target, root 0 (default 8; the DTE "
-        "model's max_depth must be at least this)",
+        help="tree configurations only: the deepest node of any input or target, root 0 (default 8, at most 12, "
+        "the deepest a DTE model takes; the model's max_depth must be at least this)",
     )
     build.add_argument("--seed", type=int, default=0, metavar="S", help="random seed (default: 0)")
     build.add_argument(
@@ -177,6 +177,14 @@ def run_data_build(args: argparse.Namespace) -> int:
             print(
                 f"error: --max-depth applies to the tree configurations only "
                 f"({', '.join(dataset_builders.TREE_CONFIG_NAMES)}), not {args.name}",
+                file=sys.stderr,
+            )
+            return 2
+        from ..models.dte.configuration_dte import MAX_TREE_DEPTH  # here: it imports transformers
+
+        if args.max_depth > MAX_TREE_DEPTH:
+            print(
+                f"error: --max-depth {args.max_depth}: no DTE model takes trees deeper than {MAX_TREE_DEPTH}",
                 file=sys.stderr,
             )
             return 2

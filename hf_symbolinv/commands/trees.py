@@ -40,10 +40,24 @@ def load_tree_model(folder: Path) -> tuple[Any, Any]:
     """The model and tokenizer of a saved tree-family folder; a tokenizer of other labels than the model's
     is refused naming both."""
     from ..models.dte import DTEForTreeTransduction, DTETreeTokenizer
+    from ..presets import tree_tokenizer
 
     model = DTEForTreeTransduction.from_pretrained(folder).eval()
     tokenizer = DTETreeTokenizer.from_pretrained(folder)
     tokenizer.check_model_config(model.config)
+    if model.config.vocabulary is not None:
+        # The sizes agree; the labels, in order, must be the task's too (two swapped labels keep every size).
+        task = _task_of(model.config)
+        expected = tree_tokenizer(task, model.config.max_depth, tokenizer.max_symbols)
+        ours, theirs = tokenizer.labels, expected.labels
+        differ = [i for i, (mine, task_label) in enumerate(zip(ours, theirs)) if mine != task_label]
+        if differ or tokenizer.symbol_pattern != expected.symbol_pattern:
+            where = (
+                f"label {differ[0]} is {ours[differ[0]]!r}, task {task!r} has {theirs[differ[0]]!r}"
+                if differ
+                else f"symbol pattern {tokenizer.symbol_pattern!r}, task {task!r} has {expected.symbol_pattern!r}"
+            )
+            raise ValueError(f"the tokenizer in {folder} does not match the model's task: {where}")
     return model, tokenizer
 
 

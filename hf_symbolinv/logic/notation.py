@@ -532,8 +532,14 @@ def _polish_tokens(f: Formula, spelling: Mapping[str, str]) -> list[str]:
     return out
 
 
+def _reads_back_unsegmented(token: str) -> bool:
+    """Whether ``token`` lexes back as itself in unsegmented text under the default symbol rule: an operator or
+    delimiter character, or a lowercase letter (``Q``, ``_`` or ``α`` would not: they need whitespace)."""
+    return len(token) == 1 and (token in CHAR_OPS or token in _PUNCT_CHARS or "a" <= token <= "z")
+
+
 def _join(tokens: list[str]) -> str:
-    if all(len(t) == 1 for t in tokens):
+    if all(map(_reads_back_unsegmented, tokens)):
         return "".join(tokens)
     if len(tokens) == 1:
         # Whitespace is what marks text as whitespace-separated: without it, one long name ("a0", "F0")

@@ -68,6 +68,11 @@ PRESETS: dict[str, dict[str, Any]] = {
 }
 
 
+#: The deepest node a DTE tree may have: trees are a TPR of 2**(max_depth+1)-1 roles, and past depth 12 one tree
+#: is already 8k roles wide.
+MAX_TREE_DEPTH = 12
+
+
 class DTEConfig(PreTrainedConfig):
     r"""Configuration of a Differentiable Tree Machine (``controller="dtm"``: one transformer encoder layer
     per step) or of Differentiable Tree Experts (``controller="dte"``: one mixture of experts shared by
@@ -172,9 +177,11 @@ class DTEConfig(PreTrainedConfig):
             fail("termination_scale", f"must be > 0, got {self.termination_scale}")
         if self.residual_loss_weight < 0:
             fail("residual_loss_weight", f"must be >= 0, got {self.residual_loss_weight}")
-        # Trees are a TPR of 2**(max_depth+1)-1 roles; past depth 12 one tree is already 8k roles wide.
-        if self.max_depth > 12:
-            fail("max_depth", f"must be <= 12 (a tree has 2**(max_depth+1)-1 positions), got {self.max_depth}")
+        if self.max_depth > MAX_TREE_DEPTH:
+            fail(
+                "max_depth",
+                f"must be <= {MAX_TREE_DEPTH} (a tree has 2**(max_depth+1)-1 positions), got {self.max_depth}",
+            )
 
     @classmethod
     def from_preset(cls, name: str, **overrides: Any) -> DTEConfig:

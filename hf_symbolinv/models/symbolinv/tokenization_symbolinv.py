@@ -140,7 +140,8 @@ class SymbolInvTokenizer(PreTrainedTokenizer):
         theirs = (getattr(config, "vocabulary", None), getattr(config, "num_base_tokens", None))
         ours = (self.task_vocabulary.name, self.num_base_tokens)
         same_vocabulary = theirs[0] is None or theirs == ours
-        if not same_vocabulary or getattr(config, "vocab_size", self.vocab_size) < self.vocab_size:
+        # Every id, in order: the base tokens (fixed by the vocabulary's name) and as many symbol slots as the model.
+        if not same_vocabulary or getattr(config, "vocab_size", self.vocab_size) != self.vocab_size:
             raise ValueError(
                 f"the tokenizer ({ours[0]!r} vocabulary: {ours[1]} base tokens, {self.max_symbols} symbol slots) does "
                 f"not match the model ({theirs[0]!r} vocabulary: {theirs[1]} base tokens, vocab_size "
@@ -488,10 +489,21 @@ class SymbolInvTokenizer(PreTrainedTokenizer):
     # ----------------------------------------------------------------------------------------------
 
     def convert_tokens_to_string(self, tokens: list[str]) -> str:
-        # Single-character tokens (the papers' formulas, `a;&ab;{b}`) join unsegmented; anything
-        # longer is space-separated so that it lexes back the same way.
-        separator = "" if all(len(token) == 1 for token in tokens) else " "
-        return separator.join(tokens)
+        # Single-character tokens that this tokenizer reads one by one (the papers' formulas, `a;&ab;{b}`) join
+        # unsegmented; anything else (longer names, or names such as `Q` that its rule does not take) is
+        # space-separated, so that it lexes back the same way, here and in the logic engine.
+        joined = "".join(tokens)
+        if all(len(token) == 1 for token in tokens) and self._reads_back(joined, tokens):
+            return joined
+        return " ".join(tokens)
+
+    def _reads_back(self, text: str, tokens: list[str]) -> bool:
+        """Whether unsegmented ``text`` lexes into ``tokens`` again (a rule that takes longer names would read
+        ``Q1`` as one name)."""
+        try:
+            return self._tokenize(text) == tokens
+        except ValueError:
+            return False
 
     def _decode(
         self,

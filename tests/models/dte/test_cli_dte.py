@@ -47,6 +47,9 @@ def test_data_build_max_depth_bounds_every_tree(tree_data: Path) -> None:
 def test_max_depth_is_refused_for_other_configurations(tmp_path: Path, capsys) -> None:
     assert main(["data", "build", "copy-small", "--out", str(tmp_path / "d"), "--max-depth", "4"]) == 2
     assert "--max-depth applies to the tree configurations only" in capsys.readouterr().err
+    assert main(["data", "build", "car-cdr-seq", "--out", str(tmp_path / "t"), "--max-depth", "13"]) == 2
+    assert "no DTE model takes trees deeper than 12" in capsys.readouterr().err
+    assert not (tmp_path / "t").exists()
 
 
 def test_a_dte_preset_trains_evaluates_and_fine_tunes(tree_data: Path, tmp_path: Path, capsys) -> None:
@@ -66,6 +69,16 @@ def test_a_dte_preset_trains_evaluates_and_fine_tunes(tree_data: Path, tmp_path:
         assert main(["evaluate", str(output), "--data", str(tree_data), "--report", str(tmp_path / "r"), *option]) == 2
         assert f"{option[0]} do(es) not apply to a tree model" in capsys.readouterr().err
     assert not (tmp_path / "r").exists() and not (tmp_path / "h.png").exists()
+    # A tokenizer with two base labels swapped has every size right: its labels, in order, are refused.
+    import shutil
+
+    swapped = tmp_path / "swapped"
+    shutil.copytree(model_dir, swapped)
+    record = json.loads((swapped / "dte_tokenizer.json").read_text())
+    record["base_labels"][0], record["base_labels"][1] = record["base_labels"][1], record["base_labels"][0]
+    (swapped / "dte_tokenizer.json").write_text(json.dumps(record))
+    assert main(["evaluate", str(swapped), "--data", str(tree_data), "--report", str(tmp_path / "r2")]) == 2
+    assert "does not match the model's task: label 2 is" in capsys.readouterr().err
     source = "(CARCDR (OPS CAR _) (S (NP the king) (VP ran (NP the dog))))"
     assert main(["solve", str(output), source]) == 0
     printed = capsys.readouterr().out

@@ -119,8 +119,19 @@ def test_regex_names_slots_by_first_appearance_and_decode_back() -> None:
     assert enc["symbol_names"] == [{0: "p7", 1: "p3"}, {0: "p3"}]
     decoded = tok.batch_decode(enc["input_ids"], skip_special_tokens=True, symbol_names=enc["symbol_names"])
     assert decoded == ["& p7 | p3 p7", "! p3"]
-    # Without names, slots decode to their vocabulary names.
-    assert tok.decode(enc["input_ids"][0], skip_special_tokens=True) == "&a|ba"
+    # Without names, slots decode to their vocabulary names, space-separated: this tokenizer's rule (p7, p3) does
+    # not read `a` and `b` one character at a time.
+    assert tok.decode(enc["input_ids"][0], skip_special_tokens=True) == "& a | b a"
+    assert SymbolInvTokenizer.from_preset("prop").decode(enc["input_ids"][0], skip_special_tokens=True) == "&a|ba"
+
+
+def test_decoded_text_reads_back_under_the_tokenizers_own_rule() -> None:
+    # Identifiers take digits: `Q1` would read back as one name, so the answer `Q` `1` is written `Q 1`.
+    tok = SymbolInvTokenizer.from_preset("prop", symbols=r"[A-Za-z_][A-Za-z0-9_.']*")
+    enc = tok(["| P Q"], return_symbol_names=True)
+    answer = [PROP_N + 1, tok.convert_tokens_to_ids("1")]
+    text = tok.decode(answer, symbol_names=enc["symbol_names"][0])
+    assert text == "Q 1" and tok.tokenize(text) == ["Q", "1"]
 
 
 def test_names_from_a_set(prop: SymbolInvTokenizer) -> None:
