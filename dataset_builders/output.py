@@ -136,6 +136,10 @@ def check_output_dir(out_dir: Path) -> None:
         strangers = foreign_files(out_dir)
     except OSError as error:
         raise OutputDirError(f"cannot read {out_dir}: {error.strerror or error}") from None
+    if read_info(out_dir / INFO_FILE) is not None or (out_dir / PARTIAL_DIR).is_dir():
+        # A dataset of ours: a user's files beside it (notes) are never touched by a build, which replaces only
+        # what builds write; files inside its data folder would go with that folder, so they still refuse it.
+        strangers = [name for name in strangers if name.startswith(f"{DATA_DIR}/")]
     if strangers:
         raise OutputDirError(
             f"{out_dir} is not empty and does not hold a dataset built by symbolinv ({', '.join(strangers[:3])}"

@@ -98,3 +98,12 @@ def test_embedding_type_is_refused_for_folnet(kinship_data: Path, tmp_path: Path
     argv = ["train", "--task", "kinship", "--preset", "folnet-tiny", "--embedding-type", "fixed"]
     assert main([*argv, "--data", str(kinship_data), "--output", str(tmp_path / "x")]) == 2
     assert "--embedding-type is for SIT presets, not `folnet-tiny`" in capsys.readouterr().err
+
+
+def test_a_folder_without_its_tokenizer_is_one_line_naming_the_file(tmp_path: Path, capsys) -> None:
+    from transformers import AutoModelForSeq2SeqLM
+
+    AutoModelForSeq2SeqLM.from_config(new_model_config("folnet-tiny", "prop")).save_pretrained(tmp_path / "m")
+    assert main(["solve", str(tmp_path / "m"), "& a b"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "has no tokenizer_config.json" in err and "sentencepiece" not in err and "\n" not in err

@@ -100,6 +100,13 @@ def test_overwrite_never_removes_files_the_builder_does_not_own(tmp_path: Path) 
         _copy(out, seed=7, overwrite=True)
     _one_line(caught, out, "data/notes.txt")
     assert _tree(out) == before
+    # A user's file beside a dataset (not inside its data folder) stays, and --overwrite rebuilds around it.
+    (out / "data" / "notes.txt").unlink()
+    (out / "data" / "train-00000-of-00001.parquet.bak").unlink()
+    (out / "notes.txt").write_text("mine")
+    rebuilt = _copy(out, seed=7, overwrite=True)
+    assert (out / "notes.txt").read_text() == "mine"
+    assert _lists(rebuilt) == _lists(datasets.load_dataset(str(out)))
     # A user's README alone is not a built dataset either.
     own = tmp_path / "own"
     own.mkdir()
@@ -243,6 +250,16 @@ def test_a_build_killed_with_sigkill_resumes_row_for_row_and_never_blocks(tmp_pa
     assert seen[:1] == ([21] if point == "generate" else [])  # continued after the committed samples
     assert _lists(resumed) == _lists(_copy(None)) == _lists(datasets.load_dataset(str(out)))
     assert sorted(p.name for p in out.iterdir()) == ["README.md", "build_info.json", "data"]
+
+
+def test_a_tiny_build_warns_in_one_line_without_source_lines(tmp_path: Path) -> None:
+    command = [sys.executable, "-m", "hf_symbolinv.commands", "data", "build", "copy-small", "--num-samples", "3"]
+    command += ["--out", str(tmp_path / "t"), "--quiet"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0
+    assert done.stderr.strip().splitlines() == [
+        f"warning: {tmp_path / 't'}: split(s) validation got no sample and are left out (too few samples?)"
+    ]
 
 
 def test_ctrl_c_during_a_parallel_build_says_interrupted_once(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -283,6 +284,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     _set_threads(args.threads, args.command)
+    previous_format = warnings.formatwarning
+    if not getattr(args, "debug", False):
+        # A warning to a user is one line; the package's source line under it is for --debug.
+        warnings.formatwarning = lambda message, category, *rest, **kwargs: f"warning: {message}\n"
+    try:
+        return _run(args)
+    finally:
+        warnings.formatwarning = previous_format
+
+
+def _run(args: argparse.Namespace) -> int:
+    """The chosen subcommand, its failures turned into one line and exit status 2."""
     try:
         return args.handler(args)
     except KeyboardInterrupt:

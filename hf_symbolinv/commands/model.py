@@ -543,6 +543,11 @@ def _load_folder(folder: Path, **kwargs: Any) -> tuple[Any, Any]:
 
     try:
         model = AutoModelForSeq2SeqLM.from_pretrained(folder, trust_remote_code=False, **kwargs).eval()
+        if not (folder / "tokenizer_config.json").is_file():
+            # Without it transformers tries to build a tokenizer from nothing and says to install sentencepiece.
+            raise ValueError(
+                f"{folder} has no tokenizer_config.json: save the tokenizer with the model (tokenizer.save_pretrained)"
+            )
         tokenizer = AutoTokenizer.from_pretrained(folder, trust_remote_code=False)
     except ValueError as error:
         if "trust_remote_code" not in str(error):
