@@ -360,3 +360,27 @@ def test_a_tokenizer_with_other_symbol_slots_than_the_model_is_refused(
     assert main(["solve", str(folder), "& a b"]) == 2
     err = capsys.readouterr().err
     assert "10 symbol slots) does not match the model" in err and "Traceback" not in err
+
+
+def test_a_checkpoint_that_cannot_be_written_is_one_line_naming_the_folder(
+    prop_data: Path, tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import torch
+
+    output = tmp_path / "run"
+    assert _train(prop_data, output, "--eval-steps", "2", steps="2") == 0
+    real_save = torch.save
+
+    def full_disk(obj, f, *args, **kwargs):  # what torch says when the disk fills during a checkpoint
+        if "optimizer" in str(f):
+            raise RuntimeError("[enforce fail at inline_container.cc:672] . unexpected pos 4096 vs 0")
+        return real_save(obj, f, *args, **kwargs)
+
+    monkeypatch.setattr(torch, "save", full_disk)
+    assert _train(prop_data, output, "--eval-steps", "2", steps="4") == 2
+    err = capsys.readouterr().err
+    assert "could not write a checkpoint" in err and str(output / "checkpoints") in err and "Traceback" not in err
+    monkeypatch.setattr(torch, "save", real_save)
+    # The previous state is usable: the next run resumes from the last complete checkpoint.
+    assert _train(prop_data, output, "--eval-steps", "2", steps="4") == 0
+    assert "resuming from" in capsys.readouterr().out

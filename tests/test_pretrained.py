@@ -118,4 +118,23 @@ def test_solve_without_a_model_refuses_what_no_shipped_model_reads(capsys: pytes
     assert "position" in err and "pass a MODEL folder" in err and "Traceback" not in err
     assert main(["solve", "--task", "prop", "& req X grant"]) == 2
     assert "temporal operator 'X'" in capsys.readouterr().err
-    assert main(["solve", "a", "b", "c"]) == 2
+    # An unquoted formula arrives as several inputs: the piece that is no formula is refused with a hint.
+    assert main(["solve", "&", "a"]) == 2
+    assert "quote an INPUT with spaces" in capsys.readouterr().err
+
+
+def test_solve_answers_several_inputs_loading_each_model_once(monkeypatch, capsys) -> None:
+    from hf_symbolinv.commands import model as commands
+
+    loads = []
+    real = commands.load_model
+    monkeypatch.setattr(commands, "load_model", lambda path, **kwargs: loads.append(path) or real(path, **kwargs))
+    assert main(["solve", "& a b", "| c d", "& req X grant", "! e"]) == 0
+    out = capsys.readouterr().out
+    assert [line for line in out.splitlines() if line.startswith("input: ")] == [
+        "input: & a b",
+        "input: | c d",
+        "input: & req X grant",
+        "input: ! e",
+    ]
+    assert sorted(loads) == sorted({str(shipped_model("prop-small")), str(shipped_model("ltl-best"))})

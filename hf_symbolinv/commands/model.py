@@ -7,9 +7,13 @@ work and returns an exit status; heavy imports happen inside the handlers.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import errno
 import json
 import math
+import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -342,7 +346,8 @@ def run_train(args: argparse.Namespace) -> int:
         print(f"error: {problem}", file=sys.stderr)
         return 2
     start = resume_point(output / "checkpoints") if not args.no_resume else None
-    trainer.train(resume_from_checkpoint=str(start) if start is not None else None)
+    with checkpoint_writes(output / "checkpoints"):
+        trainer.train(resume_from_checkpoint=str(start) if start is not None else None)
     if stopped_by_time_limit(time_limit, steps, args.time_limit, output / "checkpoints"):
         return 0
     metrics = trainer.evaluate() if evaluation is not None else {}
@@ -359,6 +364,24 @@ def run_train(args: argparse.Namespace) -> int:
             report["mean_edit_distance"] = metrics["eval_edit_distance"]
     batch = f"{args.batch_size} x {args.grad_accum}"
     return save_trained_model(args, output, model, tokenizer, origin, len(train), steps, batch, report, eval_name)
+
+
+@contextlib.contextmanager
+def checkpoint_writes(checkpoints: Path) -> Iterator[None]:
+    """Turn torch's failure to write a checkpoint (a full disk gives ``[enforce fail at inline_container.cc]``,
+    deep inside torch) into an error naming the folder; the checkpoint cut short is passed over on resume."""
+    try:
+        yield
+    except RuntimeError as error:
+        text = str(error)
+        if "inline_container" not in text and "PytorchStreamWriter" not in text and "write" not in text.lower():
+            raise
+        reason = text.strip().splitlines()[0] if text.strip() else "write failed"
+        raise OSError(
+            errno.EIO,
+            f"could not write a checkpoint ({reason}; is the disk full?); the last complete one is kept",
+            str(checkpoints),
+        ) from None
 
 
 def _warmup(args: argparse.Namespace, steps: int) -> int | float:
@@ -674,16 +697,16 @@ def add_solve_parser(subparsers: _Subparsers) -> None:
     parser = subparsers.add_parser(
         "solve",
         help="ask a model for an answer and check it",
-        description="Print the model's answer to one input (any symbol names), the checker's verdict and, for "
-        "LTL, the trace in readable infix.",
+        description="Print the model's answers to one or more inputs (any symbol names), the checker's verdict "
+        "and, for LTL, the trace in readable infix.",
     )
     parser.add_argument(
         "inputs",
         nargs="+",
         metavar="[MODEL] INPUT",
-        help="a saved model folder (default: a trained model that ships with the package, chosen by the input: "
-        "prop-small, prop-best for formulas of more than 20 nodes, ltl-best for LTL), then the input, e.g. "
-        "'& a | b ! c' or '& req X grant' (Polish notation)",
+        help="a saved model folder (default: a trained model that ships with the package, chosen by each input: "
+        "prop-small, prop-best for formulas of more than 20 nodes, ltl-best for LTL), then one or more inputs, "
+        "e.g. '& a | b ! c' '& req X grant' (Polish notation; each model is loaded once)",
     )
     parser.add_argument(
         "--task",
@@ -699,42 +722,70 @@ def add_solve_parser(subparsers: _Subparsers) -> None:
 
 
 def run_solve(args: argparse.Namespace) -> int:
+    from transformers.utils import logging as transformers_logging
+
+    from ..symbols import SymbolRule
+    from .trees import is_tree_model_folder, run_solve_trees
+
+    transformers_logging.disable_progress_bar()  # a model of a few MB loads in a moment: no bar
+    symbols = SymbolRule(pattern=args.symbols) if args.symbols else None
+    folder, texts = _solve_arguments(args.inputs)
+    if folder is not None and args.task is not None:
+        raise ValueError("--task chooses among the shipped models: it cannot be given with a MODEL")
+    loaded: dict[Path, tuple[Any, str]] = {}  # each model is loaded once, whatever the number of inputs
+    status = 0
+    for text in texts:
+        if len(texts) > 1:
+            print(f"input: {text}")
+        if folder is not None and is_tree_model_folder(folder):
+            status = max(status, run_solve_trees(folder, text))
+            continue
+        try:
+            source = folder if folder is not None else _shipped_folder_for(text, symbols, args.task)
+        except ValueError as error:
+            if len(texts) == 1:
+                raise
+            print(f"error: {error} (quote an INPUT with spaces)", file=sys.stderr)
+            status = 2
+            continue
+        if source not in loaded:
+            loaded[source] = _solver_pipeline(source, shipped=folder is None)
+        status = max(status, _solve_one(*loaded[source], text, symbols, args))
+    return status
+
+
+def _solve_arguments(inputs: list[str]) -> tuple[Path | None, list[str]]:
+    """``[MODEL] INPUT ...``: the first argument is a MODEL when there are more and it names a folder (or a path,
+    which is then refused if it is missing); every other argument is an input."""
+    first = inputs[0]
+    if len(inputs) > 1 and (Path(first).is_dir() or os.sep in first or Path(first).exists()):
+        return _resolve_model(first), inputs[1:]
+    return None, inputs
+
+
+def _solver_pipeline(folder: Path, shipped: bool) -> tuple[Any, str]:
+    import torch
     from transformers import pipeline
 
+    model, tokenizer, _ = load_model(str(folder), **({"dtype": torch.float32} if shipped else {}))
+    task = task_for_vocabulary(model.config.vocabulary).name
+    return pipeline("symbolic-generation", model=model, tokenizer=tokenizer), task
+
+
+def _solve_one(pipe: Any, task: str, source: str, symbols: Any, args: argparse.Namespace) -> int:
+    """Print the answers to one input with the checker's verdicts; 2 if the model cannot read the input."""
     from .. import logic
     from ..evaluation import judge
-    from ..symbols import SymbolRule
 
-    if len(args.inputs) > 2:
-        count = len(args.inputs)
-        print(f"error: solve takes [MODEL] INPUT, got {count} arguments (quote an INPUT with spaces)", file=sys.stderr)
-        return 2
-    symbols = SymbolRule(pattern=args.symbols) if args.symbols else None
-    if len(args.inputs) == 2:
-        args.model, args.text = args.inputs
-        from .trees import is_tree_model_folder, run_solve_trees
-
-        if args.task is not None:
-            raise ValueError("--task chooses among the shipped models: it cannot be given with a MODEL")
-        folder = _resolve_model(args.model)
-        if is_tree_model_folder(folder):
-            return run_solve_trees(folder, args.text)
-        model, tokenizer, _ = load_model(args.model)
-    else:
-        args.text = args.inputs[0]
-        model, tokenizer = _shipped_model_for(args.text, symbols, args.task)
-    task = task_for_vocabulary(model.config.vocabulary).name
-    pipe = pipeline("symbolic-generation", model=model, tokenizer=tokenizer)
     try:
-        answers = pipe(
-            args.text, symbols=args.symbols, num_beams=max(args.beam, args.top_n), num_return_sequences=args.top_n
-        )
+        beams = max(args.beam, args.top_n)
+        answers = pipe(source, symbols=args.symbols, num_beams=beams, num_return_sequences=args.top_n)
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     for rank, answer in enumerate(answers, 1):
         text = answer["generated_text"]
-        verdict = judge(task, _as_logic(args.text, task, symbols), _as_logic(text, task, symbols, answer=True))
+        verdict = judge(task, _as_logic(source, task, symbols), _as_logic(text, task, symbols, answer=True))
         state = (
             "invalid"
             if verdict.invalid
@@ -745,7 +796,7 @@ def run_solve(args: argparse.Namespace) -> int:
         print(f"{rank}. {text}    [{state}]")
         if task == "ltl" and not verdict.invalid:
             print(f"   trace: {logic.format_trace(logic.parse_trace(text, symbols=symbols), 'infix')}")
-    if task in EXACT_SOLVERS and EXACT_SOLVERS[task](_as_logic(args.text, task, symbols)) == "unsat":
+    if task in EXACT_SOLVERS and EXACT_SOLVERS[task](_as_logic(source, task, symbols)) == "unsat":
         print("the formula is unsatisfiable (the exact solver says so): no answer can be correct")
     return 0
 
@@ -766,12 +817,10 @@ def _ltl_status(formula: str) -> str:
 EXACT_SOLVERS = {"prop": _prop_status, "ltl": _ltl_status}
 
 
-def _shipped_model_for(text: str, symbols: Any, task: str | None) -> tuple[Any, Any]:
+def _shipped_folder_for(text: str, symbols: Any, task: str | None) -> Path:
     """The shipped trained model for ``text`` (see :func:`hf_symbolinv.pretrained.model_for`): a formula that
     parses as propositional goes to a prop model unless ``task`` is ``ltl``, an LTL formula to the LTL model;
     anything else is refused with the parser's message."""
-    import torch
-
     from ..logic import LogicSyntaxError, parse_ltl, parse_prop
     from ..pretrained import model_for
 
@@ -784,8 +833,7 @@ def _shipped_model_for(text: str, symbols: Any, task: str | None) -> tuple[Any, 
         except (LogicSyntaxError, ValueError) as error:
             problem = error  # the last parser tried (LTL) reads the most
             continue
-        model, tokenizer, _ = load_model(str(model_for(name, formula.size)), dtype=torch.float32)
-        return model, tokenizer
+        return model_for(name, formula.size)
     what = f"a {task} formula" if task is not None else "a propositional or LTL formula"
     raise ValueError(f"{problem}; without a MODEL, solve answers {what} with a shipped model: pass a MODEL folder")
 

@@ -77,7 +77,7 @@ def run_train_trees(args: argparse.Namespace, output: Path, config: Any = None, 
     from ..models.dte import DTEForTreeTransduction
     from ..presets import tree_tokenizer
     from ..training.trees import check_tree_rows, train_tree_model
-    from .model import checkpoint_problem, load_data, save_trained_model, stopped_by_time_limit
+    from .model import checkpoint_problem, checkpoint_writes, load_data, save_trained_model, stopped_by_time_limit
 
     given = [
         "--" + name.replace("_", "-") for name, default in _NOT_FOR_TREES.items() if getattr(args, name) != default
@@ -113,18 +113,19 @@ def run_train_trees(args: argparse.Namespace, output: Path, config: Any = None, 
     if problem is not None:
         print(f"error: {problem}", file=sys.stderr)
         return 2
-    time_limit = train_tree_model(
-        model,
-        tokenizer,
-        train,
-        checkpoints,
-        steps=steps,
-        batch_size=args.batch_size,
-        learning_rate=args.lr,
-        seed=args.seed,
-        time_limit_minutes=args.time_limit,
-        resume=not args.no_resume,
-    )
+    with checkpoint_writes(checkpoints):
+        time_limit = train_tree_model(
+            model,
+            tokenizer,
+            train,
+            checkpoints,
+            steps=steps,
+            batch_size=args.batch_size,
+            learning_rate=args.lr,
+            seed=args.seed,
+            time_limit_minutes=args.time_limit,
+            resume=not args.no_resume,
+        )
     if stopped_by_time_limit(time_limit, steps, args.time_limit, checkpoints):
         return 0
     eval_name = next((name for name in ("validation", "val", "test") if name in dataset), None)
