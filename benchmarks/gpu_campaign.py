@@ -37,7 +37,7 @@ from typing import Any
 
 import torch
 from filelock import FileLock, Timeout
-from learning import evaluate_groups, machine, small_tests, train_with_cli
+from learning import evaluate_groups, load_for_evaluation, machine, small_tests, train_with_cli
 
 import dataset_builders
 from hf_symbolinv.evaluation import evaluate_model
@@ -210,11 +210,8 @@ def train_arguments(campaign: Campaign, data: Path, work: Path, minutes: float, 
 def validation_scores(checkpoint: Path, task: str, data: Path, beam: int = 1) -> dict[str, Any]:
     """Correct / exact / invalid of ``checkpoint`` on the first :data:`EVAL_SAMPLES` validation formulas."""
     from datasets import load_dataset
-    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
-    device = "cuda" if torch.cuda.is_available() else "cpu"
-    model = AutoModelForSeq2SeqLM.from_pretrained(checkpoint, dtype=torch.float32).to(device).eval()
-    tokenizer = AutoTokenizer.from_pretrained(checkpoint)
+    model, tokenizer = load_for_evaluation(checkpoint)
     split = load_dataset(str(data), split="validation")
     split = split.select(range(min(EVAL_SAMPLES, len(split))))
     report = evaluate_model(

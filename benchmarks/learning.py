@@ -139,13 +139,18 @@ def curve(history: list[dict[str, Any]]) -> dict[str, list]:
     }
 
 
-def evaluate_groups(model_dir: Path, task: str, tests: dict[str, Any], beam: int) -> dict[str, Any]:
-    """Correct / exact / invalid per test group, alpha-covariance at 3 symbols (and 4, 5 on the larger set)."""
+def load_for_evaluation(model_dir: Path) -> tuple[Any, Any]:
+    """A saved model (or checkpoint) in float32 on the GPU when there is one, and its tokenizer."""
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
     device = "cuda" if torch.cuda.is_available() else "cpu"
     model = AutoModelForSeq2SeqLM.from_pretrained(model_dir, dtype=torch.float32).to(device).eval()
-    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    return model, AutoTokenizer.from_pretrained(model_dir)
+
+
+def evaluate_groups(model_dir: Path, task: str, tests: dict[str, Any], beam: int) -> dict[str, Any]:
+    """Correct / exact / invalid per test group, alpha-covariance at 3 symbols (and 4, 5 on the larger set)."""
+    model, tokenizer = load_for_evaluation(model_dir)
     scores: dict[str, Any] = {"parameters": sum(p.numel() for p in model.parameters())}
     for group, split in tests.items():
         report = evaluate_model(

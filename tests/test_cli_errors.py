@@ -315,17 +315,25 @@ def test_a_checkpoint_cut_short_while_saved_is_passed_over(prop_data: Path, tmp_
     assert json.loads((checkpoints / "checkpoint-6" / "trainer_state.json").read_text())["global_step"] == 6
 
 
+def _edited_copy(source: Path, folder: Path, name: str, edit) -> Path:
+    """A copy of the saved folder ``source`` whose JSON file ``name`` was changed in place by ``edit``."""
+    import shutil
+
+    shutil.copytree(source, folder)
+    record = json.loads((folder / name).read_text())
+    edit(record)
+    (folder / name).write_text(json.dumps(record))
+    return folder
+
+
 def test_a_folder_that_needs_its_own_code_is_refused_without_a_prompt(
     saved_vanilla: Path, tmp_path: Path, capsys
 ) -> None:
-    import shutil
+    def edit(config: dict) -> None:
+        del config["model_type"]
+        config["auto_map"] = {"AutoConfig": "configuration_x.XConfig", "AutoModelForSeq2SeqLM": "modeling_x.XModel"}
 
-    folder = tmp_path / "no-model-type"
-    shutil.copytree(saved_vanilla, folder)
-    config = json.loads((folder / "config.json").read_text())
-    del config["model_type"]
-    config["auto_map"] = {"AutoConfig": "configuration_x.XConfig", "AutoModelForSeq2SeqLM": "modeling_x.XModel"}
-    (folder / "config.json").write_text(json.dumps(config))
+    folder = _edited_copy(saved_vanilla, tmp_path / "no-model-type", "config.json", edit)
     assert main(["solve", str(folder), "& a b"]) == 2
     captured = capsys.readouterr()
     assert "needs the folder's own code" in captured.err and "[y/N]" not in captured.out + captured.err
@@ -350,13 +358,8 @@ def test_training_into_the_dataset_folder_is_refused(prop_data: Path, capsys) ->
 def test_a_tokenizer_with_other_symbol_slots_than_the_model_is_refused(
     saved_vanilla: Path, tmp_path: Path, capsys
 ) -> None:
-    import shutil
-
-    folder = tmp_path / "edited"
-    shutil.copytree(saved_vanilla, folder)
-    record = json.loads((folder / "tokenizer_config.json").read_text())
-    record["max_symbols"] = 10  # the model has 64 slots
-    (folder / "tokenizer_config.json").write_text(json.dumps(record))
+    ten_slots = lambda record: record.update(max_symbols=10)  # noqa: E731 (the model has 64)
+    folder = _edited_copy(saved_vanilla, tmp_path / "edited", "tokenizer_config.json", ten_slots)
     assert main(["solve", str(folder), "& a b"]) == 2
     err = capsys.readouterr().err
     assert "10 symbol slots) does not match the model" in err and "Traceback" not in err

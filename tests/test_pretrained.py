@@ -123,6 +123,15 @@ def test_solve_without_a_model_refuses_what_no_shipped_model_reads(capsys: pytes
     assert "quote an INPUT with spaces" in capsys.readouterr().err
 
 
+def test_solve_takes_inputs_after_its_options(capsys: pytest.CaptureFixture[str]) -> None:
+    folder = str(shipped_model("prop-small"))
+    assert main(["solve", folder, "--symbols", r"[A-Z]\w*", "| Rain Snow"]) == 0
+    assert capsys.readouterr().out.splitlines()[0].endswith("[correct]")
+    with pytest.raises(SystemExit):
+        main(["solve", folder, "--beam", "3", "& a b", "--frobnicate"])
+    assert "unrecognized arguments: --frobnicate" in capsys.readouterr().err
+
+
 def test_solve_answers_several_inputs_loading_each_model_once(monkeypatch, capsys) -> None:
     from hf_symbolinv.commands import model as commands
 

@@ -282,7 +282,15 @@ def _set_threads(threads: int | None, command: str) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse ``argv`` (default: ``sys.argv[1:]``), run the chosen subcommand, return its exit status."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        # `solve MODEL --symbols R INPUT`: argparse stops a list of positionals at the first option; the inputs
+        # after it are still inputs. Anything else unknown is an error, as parse_args makes it.
+        if args.command == "solve":
+            args.inputs += [extra for extra in extras if not extra.startswith("-")]
+            extras = [extra for extra in extras if extra.startswith("-")]
+        if extras:
+            parser.error(f"unrecognized arguments: {' '.join(extras)}")
     _set_threads(args.threads, args.command)
     previous_format = warnings.formatwarning
     if not getattr(args, "debug", False):
