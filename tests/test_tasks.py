@@ -100,3 +100,28 @@ def test_ltl_traces_that_describe_words_are_judged_by_the_checker() -> None:
     assert get_task("ltl").judge("a", "a;{1}", None).correct
     assert get_task("ltl").judge("Fb", "!b;{b}", None).correct
     assert not get_task("ltl").judge("Gb", "!b;{b}", None).correct
+
+
+def test_a_propositional_answer_is_budgeted_by_the_symbols_of_its_input(monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+    from transformers import AutoModelForSeq2SeqLM
+
+    from hf_symbolinv.evaluation import evaluate as evaluation
+    from hf_symbolinv.models.symbolinv.tokenization_symbolinv import SymbolInvTokenizer
+    from hf_symbolinv.presets import new_model_config
+
+    budget = get_task("prop").answer_budget
+    assert budget("&ab") == 5 and budget("|a&b!c") == 7  # symbol and value per symbol, and the end
+    assert get_task("ltl").answer_budget is None  # a trace has no such bound
+    # An untrained model's answers stop at the budget, not at max_new_tokens (the longest correct answer fits).
+    torch.manual_seed(0)
+    tiny = dict(d_model=16, encoder_layers=1, decoder_layers=1, encoder_ffn_dim=32, decoder_ffn_dim=32)
+    model = AutoModelForSeq2SeqLM.from_config(new_model_config("prop-small", "prop", **tiny)).eval()
+    tokenizer = SymbolInvTokenizer.from_preset("prop")
+    sources = ["&ab", "|a&b!c", "!a"]
+    generated = []
+    real = evaluation.generate_answers
+    monkeypatch.setattr(evaluation, "generate_answers", lambda *a, **k: generated.extend(real(*a, **k)) or generated)
+    evaluation.evaluate_model(model, tokenizer, "prop", sources, num_beams=2, alpha_symbol_counts=(), progress=False)
+    # One batch here: its budget is its largest input's (2 * 3 + 1), and the untrained answers run to it.
+    assert max(len(tokenizer.tokenize(answer[0])) for answer in generated) == budget("|a&b!c")

@@ -323,7 +323,9 @@ def evaluate_model(
     progress: bool = True,
 ) -> EvaluationReport:
     """Generate and judge answers for ``sources``; alpha-covariance on up to ``alpha_samples`` inputs
-    per symbol count, renaming their symbols into the first ``alpha_pool`` slots."""
+    per symbol count, renaming their symbols into the first ``alpha_pool`` slots. New tokens stop at
+    ``max_new_tokens``, or earlier at the task's :attr:`~hf_symbolinv.tasks.Task.answer_budget` for the batch."""
+    budget = get_task(task).answer_budget
     answers = generate_answers(
         model,
         tokenizer,
@@ -331,7 +333,7 @@ def evaluate_model(
         num_beams=num_beams,
         num_return_sequences=max(1, top_n),
         batch_size=batch_size,
-        max_new_tokens=max_new_tokens,
+        max_new_tokens=(lambda texts: min(max_new_tokens, max(map(budget, texts)))) if budget else max_new_tokens,
         progress=progress,
     )
     report = evaluate_answers(task, sources, answers, references, num_symbols, sizes)

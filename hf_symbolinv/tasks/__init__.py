@@ -48,6 +48,9 @@ class Task:
     teaching_target: Callable[[str, str], str] = lambda source, target: target
     #: The default symbol rule's pattern (None: single lowercase letters).
     symbol_pattern: str | None = None
+    #: The most new tokens (end of sequence included) a correct answer to an input can take, or None when the task
+    #: bounds none. Generation stops there: an undertrained model's answer that never ends costs no more.
+    answer_budget: Callable[[str], int] | None = None
 
 
 def reprinter(

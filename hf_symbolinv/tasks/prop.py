@@ -44,5 +44,7 @@ TASK = register_task(
         symbol_names=lambda source: logic.symbols_of(source, kind="prop"),
         in_own_names=reprinter(logic.parse_prop, logic.format_prop, logic.parse_assignment, logic.format_assignment),
         teaching_target=in_order_of_appearance,
+        # A partial assignment names each symbol at most once: symbol and value per symbol, and the end.
+        answer_budget=lambda source: 2 * len(logic.symbols_of(source, kind="prop")) + 1,
     )
 )
