@@ -105,6 +105,14 @@ def test_solve_judges_answers_in_the_names_people_write(argv: list[str], capsys:
     assert first.endswith("[correct]"), first  # the renamed formula's answer, as for `| a b`, `& a | b ! c`, ...
 
 
+@pytest.mark.parametrize("formula", ["& G a F b", "-> a b", "U a <-> b c", "W a b"])
+def test_solve_reads_operators_the_model_has_no_token_for(formula: str, capsys: pytest.CaptureFixture[str]) -> None:
+    # G, F, W, -> and (for LTL) <-> are rewritten into the model's operators; the answer is judged on the input.
+    assert main(["solve", formula]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.startswith("1. ") and first.endswith(("[correct]", "[incorrect]")), first
+
+
 def test_solve_says_when_no_answer_can_be_correct(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["solve", "& a ! a"]) == 0
     assert "the formula is unsatisfiable" in capsys.readouterr().out

@@ -779,7 +779,8 @@ def _solve_one(pipe: Any, task: str, source: str, symbols: Any, args: argparse.N
 
     try:
         beams = max(args.beam, args.top_n)
-        answers = pipe(source, symbols=args.symbols, num_beams=beams, num_return_sequences=args.top_n)
+        model_input = _in_model_operators(source, task, args.symbols)
+        answers = pipe(model_input, symbols=args.symbols, num_beams=beams, num_return_sequences=args.top_n)
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -799,6 +800,26 @@ def _solve_one(pipe: Any, task: str, source: str, symbols: Any, args: argparse.N
     if task in EXACT_SOLVERS and EXACT_SOLVERS[task](_as_logic(source, task, symbols)) == "unsat":
         print("the formula is unsatisfiable (the exact solver says so): no answer can be correct")
     return 0
+
+
+def _in_model_operators(source: str, task: str, pattern: str | None) -> str:
+    """A formula re-printed with the operators the model's vocabulary has (``G a`` -> ``!U1!a``, ``-> a b`` ->
+    ``|!ab``), in the user's names as the pipeline reads them; other tasks' inputs and text the logic engine cannot
+    read are passed on unchanged (the pipeline then names what is wrong)."""
+    from ..logic import LogicSyntaxError, format_ltl, format_prop, parse_ltl, parse_prop
+    from ..models.symbolinv.pipeline_symbolinv import IDENTIFIER_PATTERN
+    from ..symbols import SymbolRule
+
+    printers = {"prop": (parse_prop, format_prop), "ltl": (parse_ltl, format_ltl)}
+    if task not in printers:
+        return source
+    # The rule the pipeline reads with: the user's, identifiers in whitespace-separated text, else letters.
+    rule = SymbolRule(pattern=pattern or (IDENTIFIER_PATTERN if any(ch.isspace() for ch in source.strip()) else None))
+    parse, print_ = printers[task]
+    try:
+        return print_(parse(source, symbols=rule))
+    except (LogicSyntaxError, ValueError):
+        return source
 
 
 def _prop_status(formula: str) -> str:
