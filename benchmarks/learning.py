@@ -498,12 +498,9 @@ def ship(args: argparse.Namespace) -> int:
     """Cast a finished run's model to float16 and write it, with its card, as a shipped model of the package: a run
     of ``small`` (``--run``) or a finished campaign of ``gpu_campaign.py`` (``--campaign``, before its checkpoint is
     dropped)."""
-    import shutil
-    import tempfile
-
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
-    from hf_symbolinv.files import replace_folder_atomic, save_model_folder
+    from hf_symbolinv.files import save_model_folder
 
     if args.campaign is not None:
         import gpu_campaign
@@ -589,15 +586,9 @@ def ship(args: argparse.Namespace) -> int:
         by_symbols=", ".join(f"{k}: {100 * v:.1f}%" for k, v in sorted(by_symbols.items(), key=lambda kv: int(kv[0]))),
         alpha=", ".join(f"{k} symbols {100 * v:.0f}%" for k, v in sorted(alpha.items())) or "not measured",
     )
-    with tempfile.TemporaryDirectory() as staging:
-        save_model_folder(model.half(), tokenizer, Path(staging) / "model", card)
-
-        def fill(target: Path) -> None:  # the package registers the classes: no model code beside the weights
-            for file in (Path(staging) / "model").iterdir():
-                if file.suffix != ".py":
-                    shutil.copy2(file, target / file.name)
-
-        replace_folder_atomic(args.destination, fill)
+    # Like any saved folder, with the model code, so that it loads where the package is not installed
+    # (`python -m hf_symbolinv.check_copies` keeps that code equal to the package's).
+    save_model_folder(model.half(), tokenizer, args.destination, card)
     print(f"shipped {args.campaign or args.run} as {args.destination}")
     return 0
 

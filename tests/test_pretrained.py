@@ -9,6 +9,7 @@ from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
 from hf_symbolinv import logic
 from hf_symbolinv.commands import main
+from hf_symbolinv.evaluation import judge
 from hf_symbolinv.pretrained import SHIPPED, model_for, shipped_model
 
 #: The most bytes each shipped weights file may take (the small models: 4 MB, as promised in their issue).
@@ -29,9 +30,34 @@ def test_shipped_checkpoint_is_small_half_precision_and_loads(name: str) -> None
     tokenizer.check_matches(model.config)  # config, weights and tokenizer agree
     # Only the generation settings the model needs: a stored max_length would clash with every max_new_tokens.
     assert model.generation_config.max_length is None and model.generation_config.num_beams is None
-    assert not list(folder.glob("*.py"))  # the package registers the classes; no second copy of the code
+    # Like any saved folder, with its family's code (kept equal to the package's by check_copies).
+    assert {path.name for path in folder.glob("*.py")} >= {"modeling_symbolinv.py", "tokenization_symbolinv.py"}
     card = (folder / "README.md").read_text(encoding="utf-8")
     assert "symbolinv train" in card and "correct" in card and f'shipped_model("{name}")' in card
+
+
+def test_a_shipped_folder_loads_where_the_package_is_not_installed(tmp_path) -> None:
+    import subprocess
+    import sys
+    import textwrap
+
+    folder = shipped_model("ltl-small")
+    script = textwrap.dedent(f"""
+        import sys
+        sys.modules["hf_symbolinv"] = None  # as where the package is not installed
+        import torch
+        from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+        model = AutoModelForSeq2SeqLM.from_pretrained({str(folder)!r}, trust_remote_code=True, dtype=torch.float32)
+        tokenizer = AutoTokenizer.from_pretrained({str(folder)!r}, trust_remote_code=True)
+        assert not type(model).__module__.startswith("hf_symbolinv"), type(model).__module__
+        ids = tokenizer(["&aXb"], return_tensors="pt")
+        out = model.generate(**ids, num_beams=3, max_new_tokens=20)
+        print("ANSWER", tokenizer.decode(out[0], skip_special_tokens=True))
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    answer = done.stdout.split("ANSWER ", 1)[1].strip()
+    assert judge("ltl", "&aXb", answer).correct, answer  # the same model as with the package: a, then b
 
 
 def test_shipped_model_takes_a_name_or_a_task() -> None:

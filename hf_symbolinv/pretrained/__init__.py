@@ -1,7 +1,9 @@
 """Trained checkpoints that ship with the package (half-precision safetensors, a few MB each).
 
 ``symbolinv solve`` uses them when no model is given, so a new install answers with a trained model
-at once. Each folder loads like any saved model of its family (the package registers the classes)::
+at once. Each folder is a saved model of its family, its code included (kept equal to the package's by
+``python -m hf_symbolinv.check_copies``), so it also loads with ``trust_remote_code=True`` where the package is
+not installed::
 
     import torch
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer

@@ -84,11 +84,10 @@ def check_loaded_model(model: PreTrainedModel, info: dict, source: str | os.Path
             f"cannot load {source}: " + "; ".join(problems) + ". The config, the weights and the model class must "
             "come from one save_pretrained; edit nothing by hand."
         )
-    bad = [
-        name
-        for name, tensor in model.state_dict().items()
-        if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all())
-    ]
+    # One flag per tensor, read back once (a read per tensor would wait on the device hundreds of times).
+    floats = [(name, tensor) for name, tensor in model.state_dict().items() if tensor.is_floating_point()]
+    finite = torch.stack([torch.isfinite(tensor).all() for _, tensor in floats]).tolist() if floats else []
+    bad = [name for (name, _), ok in zip(floats, finite) if not ok]
     if bad:
         raise ValueError(
             f"cannot load {source}: NaN or infinite values in {', '.join(bad[:6])} (a corrupt or diverged checkpoint)"
