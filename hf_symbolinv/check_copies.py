@@ -104,6 +104,8 @@ def shipped_code_problems(fix: bool = False, root: Path = PACKAGE_ROOT) -> list[
     against its family's Hub folder (written, or removed, when ``fix``)."""
     import json
 
+    from .files import record_written
+
     problems = []
     for folder in sorted((root / "pretrained").glob("*/config.json")):
         folder = folder.parent
@@ -117,6 +119,7 @@ def shipped_code_problems(fix: bool = False, root: Path = PACKAGE_ROOT) -> list[
                 problems.append(f"{where}/{name}: {state} (from {family.name})")
                 if fix:
                     copy.write_text(original.read_text())
+                    record_written(copy)  # the folder's record of what the package wrote stays true
         for extra in sorted(set(path.name for path in folder.glob("*.py")) - set(originals)):
             problems.append(f"{where}/{extra}: not a file of {family.name}")
             if fix:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -132,6 +133,21 @@ def _remove_stale_siblings(target: Path) -> None:
                 pass  # a process of another user: alive
 
 
+def _write_failure(error: Exception, target: Path) -> Exception:
+    """A failure to write a folder's staging copy, as an error naming the destination rather than the hidden
+    staging folder (or, for torch and safetensors, no path at all); other errors are returned as they are."""
+    text = str(error)
+    if isinstance(error, OSError) and error.errno is not None:
+        return OSError(
+            error.errno, f"{error.strerror or text} (writing the folder; it was left as it was)", str(target)
+        )
+    if "No space left" in text or "StorageFull" in text or "inline_container" in text:
+        return OSError(
+            errno.ENOSPC, "no space left on the device (writing the folder; it was left as it was)", str(target)
+        )
+    return error
+
+
 def replace_folder_atomic(target: str | os.PathLike[str], fill: Callable[[Path], Any]) -> None:
     """Let ``fill`` write a fresh sibling folder, then swap it in for ``target``."""
     target = Path(target)
@@ -140,7 +156,10 @@ def replace_folder_atomic(target: str | os.PathLike[str], fill: Callable[[Path],
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.partial-{os.getpid()}-", dir=target.parent))
     try:
         os.chmod(staging, default_mode(directory=True))
-        fill(staging)
+        try:
+            fill(staging)
+        except Exception as error:
+            raise _write_failure(error, target) from error
         _write_manifest(staging)
         for file in staging.rglob("*"):  # transformers writes the weights owner-only; the rest is not
             os.chmod(file, default_mode(directory=file.is_dir()))

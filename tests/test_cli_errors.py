@@ -82,6 +82,28 @@ def test_a_write_killed_earlier_leaves_nothing_after_the_next_one(tmp_path: Path
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["model", alive.name])
 
 
+@pytest.mark.parametrize(
+    "failure",
+    [
+        OSError(28, "No space left on device", "/somewhere/.model.partial-1-x/model.safetensors"),
+        RuntimeError("Error while serializing: IoError(Os { code: 28, kind: StorageFull })"),  # safetensors
+    ],
+)
+def test_a_write_that_fails_names_the_destination_and_leaves_the_old_folder(tmp_path: Path, failure) -> None:
+    target = tmp_path / "model"
+    replace_folder_atomic(target, _fill)
+
+    def full_disk(staging: Path) -> None:
+        (staging / "config.json").write_text("{}", encoding="utf-8")
+        raise failure
+
+    with pytest.raises(OSError) as caught:
+        replace_folder_atomic(target, full_disk)
+    assert caught.value.filename == str(target) and caught.value.errno == 28
+    assert (target / "model.safetensors").read_bytes() == b"weights"  # the previous save, untouched
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]
+
+
 def test_a_plain_file_is_not_replaced_by_a_folder(tmp_path: Path) -> None:
     target = tmp_path / "model"
     target.write_text("notes", encoding="utf-8")

@@ -122,7 +122,15 @@ def test_solve_runs_on_one_thread_unless_told(monkeypatch: pytest.MonkeyPatch, c
 
 @pytest.mark.parametrize(
     "argv",
-    [["| P Q"], ["& A | B ! C"], ["& _ b"], ["& Req X Grant"], ["--symbols", r"[^\W\d_]+", "& α | β ! γ"]],
+    [
+        ["| P Q"],
+        ["& A | B ! C"],
+        ["& _ b"],
+        ["& Req X Grant"],
+        ["& α | β ! γ"],
+        ["| Müller Schmidt"],
+        ["--symbols", r"[^\W\d_]+", "& α | β ! γ"],
+    ],
 )
 def test_solve_judges_answers_in_the_names_people_write(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     # Upper-case, underscore and non-ASCII names: the verdict reads the answer with the rule that read the input.
@@ -137,6 +145,12 @@ def test_solve_reads_operators_the_model_has_no_token_for(formula: str, capsys: 
     assert main(["solve", formula]) == 0
     first = capsys.readouterr().out.splitlines()[0]
     assert first.startswith("1. ") and first.endswith(("[correct]", "[incorrect]")), first
+
+
+def test_solve_refuses_unspaced_names_it_cannot_split_naming_the_remedy(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["solve", "&α|β!γ"]) == 2
+    err = capsys.readouterr().err
+    assert "found 'α'" in err and "--symbols" in err and "Traceback" not in err
 
 
 def test_solve_says_when_no_answer_can_be_correct(capsys: pytest.CaptureFixture[str]) -> None:
@@ -173,7 +187,8 @@ def test_solve_answers_several_inputs_loading_each_model_once(monkeypatch, capsy
     real = commands.load_model
     monkeypatch.setattr(commands, "load_model", lambda path, **kwargs: loads.append(path) or real(path, **kwargs))
     assert main(["solve", "& a b", "| c d", "& req X grant", "! e"]) == 0
-    out = capsys.readouterr().out
+    out, err = capsys.readouterr()
+    assert "Loading weights" not in err  # no progress bar for a model of a few MB
     assert [line for line in out.splitlines() if line.startswith("input: ")] == [
         "input: & a b",
         "input: | c d",

@@ -563,7 +563,10 @@ def _load_folder(folder: Path, **kwargs: Any) -> tuple[Any, Any]:
     """The model and tokenizer saved in ``folder``, never running code the folder brings (a CLI does not ask
     "run the custom code?"; a folder that needs its own code is refused in one line)."""
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+    from transformers.utils import logging as transformers_logging
 
+    bar = transformers_logging.is_progress_bar_enabled()
+    transformers_logging.disable_progress_bar()  # a model of a few MB loads in a moment: no "Loading weights" bar
     try:
         model = AutoModelForSeq2SeqLM.from_pretrained(folder, trust_remote_code=False, **kwargs).eval()
         if not (folder / "tokenizer_config.json").is_file():
@@ -579,6 +582,9 @@ def _load_folder(folder: Path, **kwargs: Any) -> tuple[Any, Any]:
             f"{folder / 'config.json'} needs the folder's own code (no model_type the package knows): the CLI does "
             "not run it; load it in Python with trust_remote_code=True if you trust it"
         ) from None
+    finally:
+        if bar:
+            transformers_logging.enable_progress_bar()
     if getattr(model.config, "vocabulary", None) is None:
         # A wrapped standard encoder-decoder reads text with its own tokenizer: no task's vocabulary, no checker.
         raise ValueError(
@@ -722,12 +728,9 @@ def add_solve_parser(subparsers: _Subparsers) -> None:
 
 
 def run_solve(args: argparse.Namespace) -> int:
-    from transformers.utils import logging as transformers_logging
-
     from ..symbols import SymbolRule
     from .trees import is_tree_model_folder, run_solve_trees
 
-    transformers_logging.disable_progress_bar()  # a model of a few MB loads in a moment: no bar
     symbols = SymbolRule(pattern=args.symbols) if args.symbols else None
     folder, texts = _solve_arguments(args.inputs)
     if folder is not None and args.task is not None:
@@ -856,7 +859,14 @@ def _shipped_folder_for(text: str, symbols: Any, task: str | None) -> Path:
             continue
         return model_for(name, formula.size)
     what = f"a {task} formula" if task is not None else "a propositional or LTL formula"
-    raise ValueError(f"{problem}; without a MODEL, solve answers {what} with a shipped model: pass a MODEL folder")
+    hint = (
+        ""
+        if any(ch.isspace() for ch in text.strip())
+        else " (names other than single lowercase letters need spaces between tokens, or --symbols REGEX)"
+    )
+    raise ValueError(
+        f"{problem}{hint}; without a MODEL, solve answers {what} with a shipped model: pass a MODEL folder"
+    )
 
 
 def _as_logic(text: str, task: str, symbols: Any, answer: bool = False) -> str:

@@ -15,8 +15,9 @@ from transformers import Pipeline
 from .symbols import SymbolRule
 
 PIPELINE_TASK = "symbolic-generation"
-#: Names of whitespace-separated symbols when the caller gives no rule: identifiers.
-IDENTIFIER_PATTERN = r"[A-Za-z_][A-Za-z0-9_.']*"
+#: Names of whitespace-separated symbols when the caller gives no rule: identifiers in any script (a letter or
+#: underscore, then letters, digits, underscores, dots and primes: `p`, `Q1`, `req_2`, `x'`, `α`, `Müller`).
+IDENTIFIER_PATTERN = r"[^\W\d][\w.']*"
 
 
 def custom_pipeline_entry() -> dict[str, Any]:
