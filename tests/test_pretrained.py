@@ -153,6 +153,28 @@ def test_solve_refuses_unspaced_names_it_cannot_split_naming_the_remedy(capsys: 
     assert "found 'α'" in err and "--symbols" in err and "Traceback" not in err
 
 
+def test_the_pipeline_answers_on_one_thread_and_gives_the_threads_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    from transformers import pipeline
+
+    folder = shipped_model("prop-small")
+    model = AutoModelForSeq2SeqLM.from_pretrained(folder, dtype=torch.float32).eval()
+    pipe = pipeline("symbolic-generation", model=model, tokenizer=AutoTokenizer.from_pretrained(folder))
+    seen = []
+    real = model.generate
+    monkeypatch.setattr(model, "generate", lambda **kwargs: seen.append(torch.get_num_threads()) or real(**kwargs))
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        pipe("& a b", num_beams=3)
+        assert seen == [1] and torch.get_num_threads() == 2
+        monkeypatch.setenv("OMP_NUM_THREADS", "2")  # the user's choice stays
+        pipe("& a b", num_beams=3)
+        assert seen == [1, 2]
+    finally:
+        torch.set_num_threads(before)
+
+
 def test_solve_says_when_no_answer_can_be_correct(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["solve", "& a ! a"]) == 0
     assert "the formula is unsatisfiable" in capsys.readouterr().out
