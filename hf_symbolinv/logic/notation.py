@@ -604,7 +604,14 @@ def format_formula(f: Formula, notation: str = "polish", style: str = "model") -
         raise ValueError(f"unknown style {style!r}; choose one of {PROP_STYLES}")
     if notation == "polish":
         return _join(_polish_tokens(f, OUTPUT_SPELLING[style]))
-    return _infix(f, INFIX_SPELLING[style])
+    text = _infix(f, INFIX_SPELLING[style])
+    if not any(ch.isspace() for ch in text) and not all(
+        _reads_back_unsegmented(node.name) for node in f.distinct_nodes() if isinstance(node, Atom)
+    ):
+        # `Q`, `!x'` or `a.b` alone: without whitespace the text would be read letter by letter; a space marks it
+        # as whitespace-separated, where any word is a name (as `_join` does for Polish).
+        text += " "
+    return text
 
 
 def polish_tokens(f: Formula, style: str = "model") -> list[str]:

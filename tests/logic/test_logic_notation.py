@@ -290,3 +290,34 @@ def test_assignment_round_trip(assignment):
     text = format_assignment(assignment)
     assert parse_assignment(text, ["p1", "req_ack"]) == assignment
     assert list(parse_assignment(text, ["p1", "req_ack"])) == sorted(assignment)
+
+
+def test_formulas_with_the_names_people_write_print_and_read_back() -> None:
+    # Names other than single lowercase letters (`Q`, `x'`, `a.b`, `α`, `_`) need whitespace to be read as one
+    # name: both printers add it where the text would otherwise be read letter by letter.
+    import random
+
+    from hf_symbolinv.logic import format_formula
+    from hf_symbolinv.logic.formula import FALSE, TRUE, And, Atom, Equiv, Next, Not, Or, Until, Xor
+
+    rng = random.Random(0)
+    names = ["a", "b", "p1", "x'", "Q", "_", "ab", "a.b", "req_2", "A", "α"]
+
+    def draw(depth: int, temporal: bool):
+        if depth == 0 or rng.random() < 0.3:
+            return rng.choice([Atom(rng.choice(names)), TRUE, FALSE])
+        op = rng.choice(["not", "and", "or", "equiv", "xor"] + (["X", "U"] if temporal else []))
+        if op == "not":
+            return Not(draw(depth - 1, temporal))
+        if op == "X":
+            return Next(draw(depth - 1, temporal))
+        binary = {"and": And, "or": Or, "equiv": Equiv, "xor": Xor, "U": Until}[op]
+        return binary(draw(depth - 1, temporal), draw(depth - 1, temporal))
+
+    for _ in range(3000):
+        temporal = rng.random() < 0.5
+        formula = draw(4, temporal)
+        parse = parse_ltl if temporal else parse_prop
+        for notation in ("infix", "polish"):
+            text = format_formula(formula, notation)
+            assert parse(text, notation=notation) == formula, (notation, text)
