@@ -28,7 +28,10 @@ def write_atomic(path: str | os.PathLike[str], write: Callable[[Path], object]) 
     os.close(handle)
     temporary = Path(name)
     try:
-        write(temporary)
+        try:
+            write(temporary)
+        except Exception as error:  # a full disk names the destination, not the hidden temporary file
+            raise _write_failure(error, path) from error
         os.chmod(temporary, default_mode())
         try:
             os.replace(temporary, path)
@@ -134,16 +137,17 @@ def _remove_stale_siblings(target: Path) -> None:
 
 
 def _write_failure(error: Exception, target: Path) -> Exception:
-    """A failure to write a folder's staging copy, as an error naming the destination rather than the hidden
-    staging folder (or, for torch and safetensors, no path at all); other errors are returned as they are."""
+    """A failure to write a staging copy (a folder's or a file's), as an error naming the destination rather than
+    the hidden staging path (or, for torch and safetensors, no path at all); other errors are returned as they
+    are."""
     text = str(error)
     if isinstance(error, OSError) and error.errno is not None:
         return OSError(
-            error.errno, f"{error.strerror or text} (writing the folder; it was left as it was)", str(target)
+            error.errno, f"{error.strerror or text} (while writing; what was there is left as it was)", str(target)
         )
     if "No space left" in text or "StorageFull" in text or "inline_container" in text:
         return OSError(
-            errno.ENOSPC, "no space left on the device (writing the folder; it was left as it was)", str(target)
+            errno.ENOSPC, "no space left on the device (while writing; what was there is left as it was)", str(target)
         )
     return error
 

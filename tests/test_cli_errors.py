@@ -104,6 +104,21 @@ def test_a_write_that_fails_names_the_destination_and_leaves_the_old_folder(tmp_
     assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]
 
 
+def test_a_file_write_that_fails_names_the_destination(tmp_path: Path) -> None:
+    from hf_symbolinv.files import write_atomic
+
+    (tmp_path / "report.json").write_text("old", encoding="utf-8")
+
+    def full_disk(temporary: Path) -> None:
+        raise OSError(28, "No space left on device", str(temporary))
+
+    with pytest.raises(OSError) as caught:
+        write_atomic(tmp_path / "report.json", full_disk)
+    assert caught.value.filename == str(tmp_path / "report.json") and caught.value.errno == 28
+    assert (tmp_path / "report.json").read_text(encoding="utf-8") == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.json"]
+
+
 def test_a_plain_file_is_not_replaced_by_a_folder(tmp_path: Path) -> None:
     target = tmp_path / "model"
     target.write_text("notes", encoding="utf-8")
