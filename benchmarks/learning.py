@@ -403,7 +403,7 @@ tags:
 # Symbol-Invariant Transformer: {name}, trained on {trained_on} (shipped with hf_symbolinv)
 
 A small **Symbol-Invariant Transformer** (one stream per symbol) for {what}: a formula of at most 20 nodes in
-Polish notation in, {answer} out (`{example}`). `symbolinv solve` uses it when no model is given{solve_note}.
+Polish notation in, {answer} out (`{example}`). {solve_note}
 Every answer should be checked; `symbolinv solve` prints the checker's verdict.
 
 ```python
@@ -485,8 +485,10 @@ runs). The weights were then cast to float16. Trained on 2 CPU cores instead (`s
 {preset}`, 7,000 steps of batch 64, about 40 minutes), the `{preset}` preset reaches the figures in the project's
 `benchmarks/results/learning/RESULTS-small.md`."""
 SOLVE_NOTES = {
-    "prop": " for formulas of up to 20 nodes (larger ones go to `prop-best`)",
-    "ltl": " for formulas of up to 20 nodes (larger ones go to `ltl-best`)",
+    "prop": "`symbolinv solve` uses it when no model is given for formulas of up to 20 nodes (larger ones go to "
+    "`prop-best`).",
+    "ltl": "`symbolinv solve` answers LTL with `ltl-best`, which does better at every size; give this folder as MODEL "
+    "to use this one.",
 }
 EXAMPLES = {
     "prop": ("propositional satisfiability", "a satisfying partial assignment", "& a | ! b c", "&a|!bc -> a1b0"),
