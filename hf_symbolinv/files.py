@@ -295,3 +295,13 @@ def check_input_folder(path: str | os.PathLike[str], flag: str | None, what: str
     if not path.is_dir():
         raise PathProblem(f"{_label(path, flag)} is a file, not a folder (expected {what})")
     return path
+
+
+def resolve_model_folder(path: str, flag: str | None = None) -> Path:
+    """The saved model folder ``path`` names (itself, or the ``model/`` of a training OUTPUT)."""
+    folder = check_input_folder(path, flag, "a saved model folder")
+    if (folder / "model" / "config.json").is_file():
+        return folder / "model"
+    if not (folder / "config.json").is_file():
+        raise PathProblem(f"{f'{flag} ' if flag else ''}{path} holds no saved model (no config.json)")
+    return folder

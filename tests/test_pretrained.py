@@ -203,11 +203,11 @@ def test_solve_takes_inputs_after_its_options(capsys: pytest.CaptureFixture[str]
 
 
 def test_solve_answers_several_inputs_loading_each_model_once(monkeypatch, capsys) -> None:
-    from hf_symbolinv.commands import model as commands
+    from hf_symbolinv.models import folders
 
     loads = []
-    real = commands.load_model
-    monkeypatch.setattr(commands, "load_model", lambda path, **kwargs: loads.append(path) or real(path, **kwargs))
+    real = folders.load_model
+    monkeypatch.setattr(folders, "load_model", lambda path, **kwargs: loads.append(path) or real(path, **kwargs))
     assert main(["solve", "& a b", "| c d", "& req X grant", "! e"]) == 0
     out, err = capsys.readouterr()
     assert "Loading weights" not in err  # no progress bar for a model of a few MB

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ..files import resolve_model_folder
 from ..tasks import get_task, task_for_vocabulary, task_names
 from .arguments import fraction, non_negative_int, positive_float, positive_int
 
@@ -232,7 +233,7 @@ def run_train(args: argparse.Namespace) -> int:
             )
             return 2
 
-        folder = _resolve_model(args.init_from, "--init-from")
+        folder = resolve_model_folder(args.init_from, "--init-from")
         if folder.resolve() == (output / "model").resolve():
             # The save would replace the model this run starts from, which it did not create.
             raise PathProblem(
@@ -240,9 +241,11 @@ def run_train(args: argparse.Namespace) -> int:
             )
         if is_tree_model_folder(folder):
             return run_train_trees(args, output, init_folder=folder)
-        model, tokenizer = _load_folder(folder)
+        from ..models.folders import check_tokenizer, load_folder
+
+        model, tokenizer = load_folder(folder)
         config = model.config
-        _check_tokenizer(tokenizer, model)
+        check_tokenizer(tokenizer, model)
         origin = f"`{args.init_from}`"
     else:
         overrides = dict(args.overrides)
@@ -493,18 +496,6 @@ def add_evaluate_parser(subparsers: _Subparsers) -> None:
     parser.set_defaults(handler=run_evaluate)
 
 
-def _resolve_model(path: str, flag: str | None = None) -> Path:
-    """The saved model folder ``path`` names (itself, or the ``model/`` of a training OUTPUT)."""
-    from ..files import PathProblem, check_input_folder
-
-    folder = check_input_folder(path, flag, "a saved model folder")
-    if (folder / "model" / "config.json").is_file():
-        return folder / "model"
-    if not (folder / "config.json").is_file():
-        raise PathProblem(f"{f'{flag} ' if flag else ''}{path} holds no saved model (no config.json)")
-    return folder
-
-
 def load_data(path: str, task: str, split: str | None = None, flag: str = "--data") -> Any:
     """The ``DatasetDict`` of a data folder, refused in one line naming ``path`` when it cannot be read or
     does not hold samples of ``task`` (a model folder, another task's data): those would otherwise fail deep
@@ -552,55 +543,6 @@ def load_split(path: str, task: str, split: str, limit: int | None = None) -> An
     return rows.select(range(min(limit, len(rows)))) if limit is not None else rows
 
 
-def load_model(path: str, **kwargs: Any) -> tuple[Any, Any, Path]:
-    folder = _resolve_model(path)
-    model, tokenizer = _load_folder(folder, **kwargs)
-    _check_tokenizer(tokenizer, model)
-    return model, tokenizer, folder
-
-
-def _load_folder(folder: Path, **kwargs: Any) -> tuple[Any, Any]:
-    """The model and tokenizer saved in ``folder``, never running code the folder brings (a CLI does not ask
-    "run the custom code?"; a folder that needs its own code is refused in one line)."""
-    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
-    from transformers.utils import logging as transformers_logging
-
-    bar = transformers_logging.is_progress_bar_enabled()
-    transformers_logging.disable_progress_bar()  # a model of a few MB loads in a moment: no "Loading weights" bar
-    try:
-        model = AutoModelForSeq2SeqLM.from_pretrained(folder, trust_remote_code=False, **kwargs).eval()
-        if not (folder / "tokenizer_config.json").is_file():
-            # Without it transformers tries to build a tokenizer from nothing and says to install sentencepiece.
-            raise ValueError(
-                f"{folder} has no tokenizer_config.json: save the tokenizer with the model (tokenizer.save_pretrained)"
-            )
-        tokenizer = AutoTokenizer.from_pretrained(folder, trust_remote_code=False)
-    except ValueError as error:
-        if "trust_remote_code" not in str(error):
-            raise
-        raise ValueError(
-            f"{folder / 'config.json'} needs the folder's own code (no model_type the package knows): the CLI does "
-            "not run it; load it in Python with trust_remote_code=True if you trust it"
-        ) from None
-    finally:
-        if bar:
-            transformers_logging.enable_progress_bar()
-    if getattr(model.config, "vocabulary", None) is None:
-        # A wrapped standard encoder-decoder reads text with its own tokenizer: no task's vocabulary, no checker.
-        raise ValueError(
-            f"{folder} holds a {model.config.model_type} model, which has no task vocabulary: solve, evaluate and "
-            "train read models of a task (SIT, FOLNet, DTE); use it from Python (AutoModelForSeq2SeqLM)"
-        )
-    return model, tokenizer
-
-
-def _check_tokenizer(tokenizer: Any, model: Any) -> None:
-    """A tokenizer of another vocabulary than the model's gives garbage silently: refuse it, naming both."""
-    check = getattr(tokenizer, "check_matches", None)
-    if check is not None:
-        check(model.config)
-
-
 def median_loss_draw(
     model: Any, tokenizer: Any, sources: list[str], targets: list[str], draws: int, seed: int
 ) -> float:
@@ -628,7 +570,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
     from ..files import check_output_file, record_written, write_text_atomic
     from .trees import is_tree_model_folder, run_evaluate_trees
 
-    folder = _resolve_model(args.model)
+    folder = resolve_model_folder(args.model)
     report_path = Path(args.report) if args.report else folder / f"eval-{args.split}.json"
     heatmap_path = Path(args.heatmap) if args.heatmap else folder / f"heatmap-{args.split}.png"
     # Before the evaluation, and all of them: a report written and then a heatmap refused leaves half a result.
@@ -653,6 +595,8 @@ def run_evaluate(args: argparse.Namespace) -> int:
         if ignored:  # a tree model runs its own steps: none of these would change what it does
             raise ValueError(f"{', '.join(ignored)} do(es) not apply to a tree model ({folder}); leave it out")
         return run_evaluate_trees(args, folder, report_path)
+    from ..models.folders import load_model
+
     model, tokenizer, folder = load_model(args.model)
     capacity = getattr(tokenizer, "max_symbols", None)
     if args.alpha_symbols and max(args.alpha_symbols) > args.alpha_pool:
@@ -728,14 +672,13 @@ def add_solve_parser(subparsers: _Subparsers) -> None:
 
 
 def run_solve(args: argparse.Namespace) -> int:
-    from ..symbols import SymbolRule
+    from ..evaluation.solve import Solver
     from .trees import is_tree_model_folder, run_solve_trees
 
-    symbols = SymbolRule(pattern=args.symbols) if args.symbols else None
     folder, texts = _solve_arguments(args.inputs)
     if folder is not None and args.task is not None:
         raise ValueError("--task chooses among the shipped models: it cannot be given with a MODEL")
-    loaded: dict[Path, tuple[Any, str]] = {}  # each model is loaded once, whatever the number of inputs
+    solver = Solver(folder)  # each model is loaded once, whatever the number of inputs
     status = 0
     for text in texts:
         if len(texts) > 1:
@@ -744,16 +687,25 @@ def run_solve(args: argparse.Namespace) -> int:
             status = max(status, run_solve_trees(folder, text))
             continue
         try:
-            source = folder if folder is not None else _shipped_folder_for(text, symbols, args.task)
+            source = solver.model_folder(text, args.task, args.symbols)
         except ValueError as error:
             if len(texts) == 1:
                 raise
             print(f"error: {error} (quote an INPUT with spaces)", file=sys.stderr)
             status = 2
             continue
-        if source not in loaded:
-            loaded[source] = _solver_pipeline(source, shipped=folder is None)
-        status = max(status, _solve_one(*loaded[source], text, symbols, args))
+        try:
+            solution = solver.solve(text, beam=args.beam, top_n=args.top_n, symbols=args.symbols, folder=source)
+        except ValueError as error:
+            print(f"error: {error}", file=sys.stderr)
+            status = 2
+            continue
+        for rank, answer in enumerate(solution.answers, 1):
+            print(f"{rank}. {answer.text}    [{answer.verdict}]")
+            if answer.trace is not None:
+                print(f"   trace: {answer.trace}")
+        if solution.satisfiable is False:
+            print("the formula is unsatisfiable (the exact solver says so): no answer can be correct")
     return status
 
 
@@ -762,116 +714,8 @@ def _solve_arguments(inputs: list[str]) -> tuple[Path | None, list[str]]:
     which is then refused if it is missing); every other argument is an input."""
     first = inputs[0]
     if len(inputs) > 1 and (Path(first).is_dir() or os.sep in first or Path(first).exists()):
-        return _resolve_model(first), inputs[1:]
+        return resolve_model_folder(first), inputs[1:]
     return None, inputs
-
-
-def _solver_pipeline(folder: Path, shipped: bool) -> tuple[Any, str]:
-    import torch
-    from transformers import pipeline
-
-    model, tokenizer, _ = load_model(str(folder), **({"dtype": torch.float32} if shipped else {}))
-    task = task_for_vocabulary(model.config.vocabulary).name
-    return pipeline("symbolic-generation", model=model, tokenizer=tokenizer), task
-
-
-def _solve_one(pipe: Any, task: str, source: str, symbols: Any, args: argparse.Namespace) -> int:
-    """Print the answers to one input with the checker's verdicts; 2 if the model cannot read the input."""
-    from .. import logic
-    from ..evaluation import judge
-
-    try:
-        beams = max(args.beam, args.top_n)
-        model_input = _in_model_operators(source, task, args.symbols)
-        answers = pipe(model_input, symbols=args.symbols, num_beams=beams, num_return_sequences=args.top_n)
-    except ValueError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    for rank, answer in enumerate(answers, 1):
-        text = answer["generated_text"]
-        verdict = judge(task, _as_logic(source, task, symbols), _as_logic(text, task, symbols, answer=True))
-        state = (
-            "invalid"
-            if verdict.invalid
-            else "unknown"
-            if verdict.unknown
-            else ("correct" if verdict.correct else "incorrect")
-        )
-        print(f"{rank}. {text}    [{state}]")
-        if task == "ltl" and not verdict.invalid:
-            print(f"   trace: {logic.format_trace(logic.parse_trace(text, symbols=symbols), 'infix')}")
-    if task in EXACT_SOLVERS and EXACT_SOLVERS[task](_as_logic(source, task, symbols)) == "unsat":
-        print("the formula is unsatisfiable (the exact solver says so): no answer can be correct")
-    return 0
-
-
-def _in_model_operators(source: str, task: str, pattern: str | None) -> str:
-    """A formula re-printed with the operators the model's vocabulary has (``G a`` -> ``!U1!a``, ``-> a b`` ->
-    ``|!ab``), in the user's names as the pipeline reads them; other tasks' inputs and text the logic engine cannot
-    read are passed on unchanged (the pipeline then names what is wrong)."""
-    from ..logic import LogicSyntaxError, format_ltl, format_prop, parse_ltl, parse_prop
-    from ..models.symbolinv.pipeline_symbolinv import IDENTIFIER_PATTERN
-    from ..symbols import SymbolRule
-
-    printers = {"prop": (parse_prop, format_prop), "ltl": (parse_ltl, format_ltl)}
-    if task not in printers:
-        return source
-    # The rule the pipeline reads with: the user's, identifiers in whitespace-separated text, else letters.
-    rule = SymbolRule(pattern=pattern or (IDENTIFIER_PATTERN if any(ch.isspace() for ch in source.strip()) else None))
-    parse, print_ = printers[task]
-    try:
-        return print_(parse(source, symbols=rule))
-    except (LogicSyntaxError, ValueError):
-        return source
-
-
-def _prop_status(formula: str) -> str:
-    from ..logic import solve_prop
-
-    return solve_prop(formula).status
-
-
-def _ltl_status(formula: str) -> str:
-    from ..logic import solve_ltl
-
-    return solve_ltl(formula, timeout=5.0, minimize=False).status  # "timeout" says nothing
-
-
-#: The exact solvers that tell whether an input of a task has any correct answer.
-EXACT_SOLVERS = {"prop": _prop_status, "ltl": _ltl_status}
-
-
-def _shipped_folder_for(text: str, symbols: Any, task: str | None) -> Path:
-    """The shipped trained model for ``text`` (see :func:`hf_symbolinv.pretrained.model_for`): a formula that
-    parses as propositional goes to a prop model unless ``task`` is ``ltl``, an LTL formula to the LTL model;
-    anything else is refused with the parser's message."""
-    from ..logic import LogicSyntaxError, parse_ltl, parse_prop
-    from ..pretrained import model_for
-
-    parsers = {"prop": parse_prop, "ltl": parse_ltl}
-    tried = [task] if task is not None else ["prop", "ltl"]
-    problem = None
-    for name in tried:
-        try:
-            formula = parsers[name](text, symbols=symbols)
-        except (LogicSyntaxError, ValueError) as error:
-            problem = error  # the last parser tried (LTL) reads the most
-            continue
-        return model_for(name, formula.size)
-    what = f"a {task} formula" if task is not None else "a propositional or LTL formula"
-    hint = (
-        ""
-        if any(ch.isspace() for ch in text.strip())
-        else " (names other than single lowercase letters need spaces between tokens, or --symbols REGEX)"
-    )
-    raise ValueError(
-        f"{problem}{hint}; without a MODEL, solve answers {what} with a shipped model: pass a MODEL folder"
-    )
-
-
-def _as_logic(text: str, task: str, symbols: Any, answer: bool = False) -> str:
-    """Re-print with the logic engine so that multi-character names parse the same way."""
-    return get_task(task).in_own_names(text, symbols, answer)
 
 
 # ---------------------------------------------------------------------------------------------------

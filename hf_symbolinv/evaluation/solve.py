@@ -1,0 +1,187 @@
+"""Answers to single inputs with the checker's verdicts: what ``symbolinv solve`` prints and the web demo shows.
+
+A :class:`Solver` loads each model once (a given folder, or the shipped model that fits each input), asks it
+for its top answers in the user's own symbol names, judges each with the task's checker, and says whether the
+input has any correct answer at all (the exact solver's verdict), so that an unsatisfiable formula is reported
+as such rather than "answered" with an incorrect assignment.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..tasks import get_task, task_for_vocabulary
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One answer of the model: its text in the user's names, the checker's verdict (``correct``,
+    ``incorrect``, ``unknown`` or ``invalid``) and, for LTL, the trace in readable infix."""
+
+    text: str
+    verdict: str
+    trace: str | None = None
+
+
+@dataclass(frozen=True)
+class Solution:
+    """A model's answers to one input, with the task, the model folder, and whether the input has any correct
+    answer (``satisfiable``: ``True``, ``False``, or ``None`` when the exact solver could not tell in time or the
+    task has none)."""
+
+    input: str
+    task: str
+    model: Path
+    answers: list[Answer] = field(default_factory=list)
+    satisfiable: bool | None = None
+
+
+class Solver:
+    """Answers inputs with ``model`` (a saved model folder), or with the shipped model that fits each input when
+    ``model`` is ``None``; models are loaded on first use and kept."""
+
+    def __init__(self, model: str | Path | None = None) -> None:
+        from ..files import resolve_model_folder
+
+        self.folder = resolve_model_folder(str(model)) if model is not None else None
+        self._loaded: dict[Path, tuple[Any, str]] = {}
+
+    def model_folder(self, text: str, task: str | None = None, symbols: str | None = None) -> Path:
+        """The folder that answers ``text``: the solver's model, else the shipped one for its task and size."""
+        if self.folder is not None:
+            if task is not None:
+                raise ValueError("a task chooses among the shipped models: it cannot be given with a MODEL")
+            return self.folder
+        return shipped_folder_for(text, _symbol_rule(symbols), task)
+
+    def pipeline(self, folder: Path) -> tuple[Any, str]:
+        """The (cached) generation pipeline of ``folder`` and its task's name."""
+        if folder not in self._loaded:
+            import torch
+            from transformers import pipeline
+
+            from ..models.folders import load_model
+
+            # The shipped weights are stored in float16; answers are computed in float32.
+            kwargs = {"dtype": torch.float32} if self.folder is None else {}
+            model, tokenizer, _ = load_model(str(folder), **kwargs)
+            task = task_for_vocabulary(model.config.vocabulary).name
+            self._loaded[folder] = (pipeline("symbolic-generation", model=model, tokenizer=tokenizer), task)
+        return self._loaded[folder]
+
+    def solve(
+        self,
+        text: str,
+        task: str | None = None,
+        beam: int = 3,
+        top_n: int = 1,
+        symbols: str | None = None,
+        folder: Path | None = None,
+    ) -> Solution:
+        """The model's ``top_n`` answers to ``text`` (beam search of width ``max(beam, top_n)``), judged. A
+        ``ValueError`` names what is wrong with an input the model cannot read (with the position for a syntax
+        error)."""
+        from .. import logic
+        from .evaluate import judge
+
+        folder = folder if folder is not None else self.model_folder(text, task, symbols)
+        pipe, task_name = self.pipeline(folder)
+        rule = _symbol_rule(symbols)
+        model_input = in_model_operators(text, task_name, symbols)
+        generated = pipe(model_input, symbols=symbols, num_beams=max(beam, top_n), num_return_sequences=top_n)
+        source = as_logic(text, task_name, rule)
+        answers = []
+        for item in generated:
+            answer_text = item["generated_text"]
+            verdict = judge(task_name, source, as_logic(answer_text, task_name, rule, answer=True))
+            state = (
+                "invalid"
+                if verdict.invalid
+                else "unknown"
+                if verdict.unknown
+                else ("correct" if verdict.correct else "incorrect")
+            )
+            trace = None
+            if task_name == "ltl" and not verdict.invalid:
+                trace = logic.format_trace(logic.parse_trace(answer_text, symbols=rule), "infix")
+            answers.append(Answer(answer_text, state, trace))
+        status = EXACT_SOLVERS[task_name](source) if task_name in EXACT_SOLVERS else None
+        satisfiable = {"sat": True, "unsat": False}.get(status) if status is not None else None
+        return Solution(text, task_name, folder, answers, satisfiable)
+
+
+def _symbol_rule(pattern: str | None) -> Any:
+    from ..symbols import SymbolRule
+
+    return SymbolRule(pattern=pattern) if pattern else None
+
+
+def in_model_operators(source: str, task: str, pattern: str | None) -> str:
+    """A formula re-printed with the operators the model's vocabulary has (``G a`` -> ``!U1!a``, ``-> a b`` ->
+    ``|!ab``), in the user's names as the pipeline reads them; other tasks' inputs and text the logic engine cannot
+    read are passed on unchanged (the pipeline then names what is wrong)."""
+    from ..logic import LogicSyntaxError, format_ltl, format_prop, parse_ltl, parse_prop
+    from ..models.symbolinv.pipeline_symbolinv import IDENTIFIER_PATTERN
+    from ..symbols import SymbolRule
+
+    printers = {"prop": (parse_prop, format_prop), "ltl": (parse_ltl, format_ltl)}
+    if task not in printers:
+        return source
+    # The rule the pipeline reads with: the user's, identifiers in whitespace-separated text, else letters.
+    rule = SymbolRule(pattern=pattern or (IDENTIFIER_PATTERN if any(ch.isspace() for ch in source.strip()) else None))
+    parse, print_ = printers[task]
+    try:
+        return print_(parse(source, symbols=rule))
+    except (LogicSyntaxError, ValueError):
+        return source
+
+
+def _prop_status(formula: str) -> str:
+    from ..logic import solve_prop
+
+    return solve_prop(formula).status
+
+
+def _ltl_status(formula: str) -> str:
+    from ..logic import solve_ltl
+
+    return solve_ltl(formula, timeout=5.0, minimize=False).status  # "timeout" says nothing
+
+
+#: The exact solvers that tell whether an input of a task has any correct answer.
+EXACT_SOLVERS = {"prop": _prop_status, "ltl": _ltl_status}
+
+
+def shipped_folder_for(text: str, symbols: Any, task: str | None) -> Path:
+    """The shipped trained model for ``text`` (see :func:`hf_symbolinv.pretrained.model_for`): a formula that
+    parses as propositional goes to a prop model unless ``task`` is ``ltl``, an LTL formula to the LTL model;
+    anything else is refused with the parser's message."""
+    from ..logic import LogicSyntaxError, parse_ltl, parse_prop
+    from ..pretrained import model_for
+
+    parsers = {"prop": parse_prop, "ltl": parse_ltl}
+    tried = [task] if task is not None else ["prop", "ltl"]
+    problem = None
+    for name in tried:
+        try:
+            formula = parsers[name](text, symbols=symbols)
+        except (LogicSyntaxError, ValueError) as error:
+            problem = error  # the last parser tried (LTL) reads the most
+            continue
+        return model_for(name, formula.size)
+    what = f"a {task} formula" if task is not None else "a propositional or LTL formula"
+    hint = (
+        ""
+        if any(ch.isspace() for ch in text.strip())
+        else " (names other than single lowercase letters need spaces between tokens, or --symbols REGEX)"
+    )
+    raise ValueError(
+        f"{problem}{hint}; without a MODEL, solve answers {what} with a shipped model: pass a MODEL folder"
+    )
+
+
+def as_logic(text: str, task: str, symbols: Any, answer: bool = False) -> str:
+    """Re-print with the logic engine so that multi-character names parse the same way."""
+    return get_task(task).in_own_names(text, symbols, answer)
