@@ -97,7 +97,7 @@ def test_bad_folnet_settings_are_one_line(
 def test_embedding_type_is_refused_for_folnet(kinship_data: Path, tmp_path: Path, capsys) -> None:
     argv = ["train", "--task", "kinship", "--preset", "folnet-tiny", "--embedding-type", "fixed"]
     assert main([*argv, "--data", str(kinship_data), "--output", str(tmp_path / "x")]) == 2
-    assert "--embedding-type is for SIT presets, not `folnet-tiny`" in capsys.readouterr().err
+    assert "--embedding-type is for Symbol-Invariant Transformer presets, not `folnet-tiny`" in capsys.readouterr().err
 
 
 def test_a_folder_without_its_tokenizer_is_one_line_naming_the_file(tmp_path: Path, capsys) -> None:

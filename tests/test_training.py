@@ -344,7 +344,7 @@ def test_the_training_recipe_is_the_references_and_rejects_unknown_fields(tmp_pa
 
 def test_cli_warm_up_is_the_references_1000_steps_or_a_fifth_of_a_shorter_run(capsys) -> None:
     from hf_symbolinv.commands.cli import build_parser
-    from hf_symbolinv.commands.model import _warmup
+    from hf_symbolinv.commands.seq2seq_route import _warmup
     from hf_symbolinv.training import default_warmup_steps
 
     assert [default_warmup_steps(steps) for steps in (1, 10, 5000, 7000, 50_000)] == [1, 2, 1000, 1000, 1000]

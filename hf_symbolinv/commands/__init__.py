@@ -1,4 +1,4 @@
-"""The ``symbolinv`` command line: ``cli.py`` (the parser and ``main``), ``model.py`` (train, evaluate,
+"""The ``symbolinv`` command line: ``cli.py`` (the parser and ``main``), a module per command (``train``, ``evaluate``,
 solve, convert) and ``demo.py``. Handlers import torch and transformers themselves, so that
 ``symbolinv --help`` stays fast."""
 

@@ -1,0 +1,255 @@
+"""What the commands share: argument types (every numeric option has a range, checked by the parser: exit status 2,
+one line naming the option, so that no out-of-range value reaches the work and fails later, or silently does
+nothing), reading datasets, checkpoints and ``--set`` overrides, and saving a trained model with its card.
+
+Errors are raised (``ValueError``, ``OSError``) and turned into one line and exit status 2 by ``cli.main``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import errno
+import json
+import math
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ..tasks import get_task
+
+#: argparse's _SubParsersAction is private.
+Subparsers = Any
+
+
+def _number(raw: str, kind: type) -> int | float:
+    try:
+        return kind(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected {'a whole number' if kind is int else 'a number'}, got {raw!r}"
+        ) from None
+
+
+def positive_int(raw: str) -> int:
+    """Counts (steps, beams, samples, limits): 0 or a negative value is an error, not a default."""
+    value = _number(raw, int)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def non_negative_int(raw: str) -> int:
+    """Counts where 0 means "none" (worker processes, supplementary samples)."""
+    value = _number(raw, int)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
+def positive_float(raw: str) -> float:
+    """Rates, minutes, passes: a finite number above 0 (``inf`` and ``nan`` are refused)."""
+    value = _number(raw, float)
+    if not (value > 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"expected a finite number above 0, got {raw!r}")
+    return value
+
+
+def fraction(raw: str) -> float:
+    """A fraction of a run: at least 0 and below 1."""
+    value = _number(raw, float)
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"expected a fraction at least 0 and below 1, got {raw!r}")
+    return value
+
+
+def field_value(pair: str) -> tuple[str, Any]:
+    field, _, raw = pair.partition("=")
+    if not field or not raw:
+        raise argparse.ArgumentTypeError(f"expected FIELD=VALUE, got {pair!r}")
+    try:
+        return field, json.loads(raw)
+    except json.JSONDecodeError:
+        return field, raw
+
+
+def check_overrides(config_class: type, overrides: dict[str, Any]) -> str | None:
+    """The problem with ``--set`` overrides (an unknown field, a value of the wrong type), or None.
+
+    Checked against the config's signature because a config stores unknown keyword arguments as attributes,
+    so a typo would otherwise be saved and silently ignored.
+    """
+    import difflib
+    import inspect
+
+    parameters = inspect.signature(config_class.__init__).parameters
+    known = [
+        name for name, p in parameters.items() if name != "self" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    ]
+    for field, value in overrides.items():
+        if field not in known:
+            close = difflib.get_close_matches(field, known, n=1)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            return f"--set {field}: {config_class.__name__} has no field {field!r}{hint}"
+        default = parameters[field].default
+        if isinstance(default, bool):
+            wrong = not isinstance(value, bool)
+        elif isinstance(default, int):
+            wrong = isinstance(value, bool) or not isinstance(value, int)
+        elif isinstance(default, float):
+            wrong = isinstance(value, bool) or not isinstance(value, (int, float))
+        elif isinstance(default, str):
+            wrong = not isinstance(value, str)
+        else:
+            wrong = False
+        if wrong:
+            return f"--set {field}={value!r}: expected {type(default).__name__} (default {default!r})"
+    return None
+
+
+#: Config entries that are bookkeeping, not architecture: they may differ between a checkpoint and a resume.
+_NOT_ARCHITECTURE = frozenset(
+    {"transformers_version", "architectures", "dtype", "output_hidden_states", "return_dict", "use_cache"}
+)
+
+
+def resume_mismatch(config: Any, checkpoint: Path) -> str | None:
+    """Which config fields of ``config`` differ from those ``checkpoint`` was trained with, or None.
+
+    The Trainer would load the old weights into the new architecture where shapes allow, or fail deep
+    inside; naming the fields lets the user choose between the old settings and ``--no-resume``.
+    """
+    saved_file = checkpoint / "config.json"
+    if not saved_file.is_file():
+        return None
+    saved = json.loads(saved_file.read_text(encoding="utf-8"))
+    current = json.loads(config.to_json_string(use_diff=False))  # as saved: JSON keys are strings
+    differ = sorted(
+        key for key in saved.keys() & current.keys() if key not in _NOT_ARCHITECTURE and saved[key] != current[key]
+    )
+    if not differ:
+        return None
+    changes = ", ".join(f"{key}: {saved[key]!r} -> {current[key]!r}" for key in differ)
+    return f"{checkpoint} was trained with other settings ({changes}); keep them, or pass --no-resume"
+
+
+@contextlib.contextmanager
+def checkpoint_writes(checkpoints: Path) -> Iterator[None]:
+    """Turn torch's failure to write a checkpoint (a full disk gives ``[enforce fail at inline_container.cc]``,
+    deep inside torch) into an error naming the folder; the checkpoint cut short is passed over on resume."""
+    try:
+        yield
+    except RuntimeError as error:
+        text = str(error)
+        if "inline_container" not in text and "PytorchStreamWriter" not in text and "write" not in text.lower():
+            raise
+        reason = text.strip().splitlines()[0] if text.strip() else "write failed"
+        raise OSError(
+            errno.EIO,
+            f"could not write a checkpoint ({reason}; is the disk full?); the last complete one is kept",
+            str(checkpoints),
+        ) from None
+
+
+def checkpoint_problem(config: Any, checkpoints: Path, no_resume: bool) -> str | None:
+    """Why the last checkpoint in ``checkpoints`` cannot be resumed with ``config`` (see :func:`resume_mismatch`),
+    or None (also when there is none, or ``--no-resume``)."""
+    from ..training import resume_point
+
+    found = resume_point(checkpoints, announce=False) if not no_resume else None
+    return resume_mismatch(config, found) if found is not None else None
+
+
+def stopped_by_time_limit(time_limit: Any, steps: int, minutes: float | None, checkpoints: Path) -> bool:
+    """Whether ``--time-limit`` stopped the training (and say how to continue)."""
+    if time_limit is None or time_limit.stopped_at is None:
+        return False
+    print(
+        f"stopped at step {time_limit.stopped_at} of {steps} after the time limit ({minutes:g} min); "
+        f"the checkpoint is in {checkpoints}: run the same command again to continue"
+    )
+    return True
+
+
+def save_trained_model(
+    args: argparse.Namespace,
+    output: Path,
+    model: Any,
+    tokenizer: Any,
+    origin: str,
+    train_size: int,
+    steps: int,
+    batch: str,
+    report: dict[str, Any] | None,
+    eval_name: str | None,
+) -> int:
+    """Save a trained model of any family to OUTPUT/model with its tokenizer and a model card, and say so."""
+    from ..files import save_model_folder
+    from ..model_card import fill_model_card
+
+    card = fill_model_card(
+        model.config,
+        args.task,
+        model_ref=str(output / "model"),
+        preset=args.preset,
+        training_data=f"`{args.data}` (train split, {train_size:,} samples); "
+        + (f"fine-tuned from {origin}; " if args.init_from else "")
+        + f"{steps} steps of batch {batch}, AdamW lr {args.lr}, cosine schedule.",
+        report=report,
+        split=eval_name or "test",
+        parameters=sum(p.numel() for p in model.parameters()),
+    )
+    save_model_folder(model, tokenizer, output / "model", card=card)
+    steps_run = f", {report['num_steps']} steps" if report and "num_steps" in report else ""
+    print(
+        f"saved the model to {output / 'model'}"
+        + (f"; {eval_name}: correct {100 * report['correct']:.2f}%{steps_run}" if report else "")
+    )
+    return 0
+
+
+def load_data(path: str, task: str, split: str | None = None, flag: str = "--data") -> Any:
+    """The ``DatasetDict`` of a data folder, refused in one line naming ``path`` when it cannot be read or
+    does not hold samples of ``task`` (a model folder, another task's data): those would otherwise fail deep
+    inside tokenizing, or train and evaluate on garbage without a word. The first rows of ``split`` (default:
+    the first split) are judged as answers of ``task``."""
+    import datasets
+
+    from ..files import PathProblem, check_input_folder
+
+    folder = check_input_folder(path, flag, "a dataset folder written by `symbolinv data build`")
+    try:
+        dataset = datasets.load_dataset(str(folder))
+    except Exception as error:  # datasets raises many kinds (cast, generation, no files): all mean "unreadable"
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise PathProblem(f"cannot read a dataset from {flag} {path}: {first}") from error
+    for name, split in dataset.items():
+        missing = [column for column in ("input", "target") if column not in split.column_names]
+        if missing:
+            raise PathProblem(
+                f"{flag} {path} is not a dataset of inputs and targets: split {name!r} has no "
+                f"{' or '.join(missing)} column (columns: {', '.join(split.column_names)})"
+            )
+    judge = get_task(task).judge
+    name = split if split in dataset else next(iter(dataset))
+    # A few rows tell the task; judging every row would slow every command.
+    for index, row in enumerate(dataset[name].select(range(min(3, len(dataset[name]))))):
+        try:
+            invalid = judge(row["input"], row["target"], None, 5.0).invalid
+            problem = f"its target {row['target']!r} is not a {task} answer"
+        except (ValueError, SyntaxError) as error:  # the input does not parse as one of the task's
+            invalid, problem = True, str(error)
+        if invalid:
+            raise PathProblem(f"{flag} {path} does not hold {task} data: split {name!r} row {index}: {problem}")
+    return dataset
+
+
+def load_split(path: str, task: str, split: str, limit: int | None = None) -> Any:
+    """The split ``split`` of the data folder ``path`` (its first ``limit`` rows), refused naming the splits there."""
+    from ..files import PathProblem
+
+    dataset = load_data(path, task, split)
+    if split not in dataset:
+        raise PathProblem(f"--data {path} has no split {split!r} (splits: {', '.join(dataset)})")
+    rows = dataset[split]
+    return rows.select(range(min(limit, len(rows)))) if limit is not None else rows

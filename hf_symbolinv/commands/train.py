@@ -1,0 +1,174 @@
+"""``symbolinv train``: a new model from a preset (any registered family) or a saved one (``--init-from``), trained
+on a dataset by the route of its family (see :mod:`hf_symbolinv.models.registry`)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..files import resolve_model_folder
+from ..tasks import task_names
+from .common import Subparsers, field_value, fraction, non_negative_int, positive_float, positive_int
+
+if TYPE_CHECKING:
+    from ..models.registry import Route
+
+
+def add_train_parser(subparsers: Subparsers) -> None:
+    parser = subparsers.add_parser(
+        "train",
+        help="train a model of the family with the Hugging Face Trainer",
+        description="Train a model of any family (SIT and baselines, FOLNet, DTE) on a dataset built by `symbolinv "
+        "data build`: the loss inside the model, semantic accuracy (checker) at evaluation, checkpoints that "
+        "resume. The final model (with tokenizer and model card) goes to OUTPUT/model. Tree tasks (tree, nnf) take "
+        "the DTE presets (dtm-small, dte-small, dte-sparse-small, tdte-small, ...).",
+    )
+    parser.add_argument("--task", choices=task_names(), required=True)
+    start = parser.add_mutually_exclusive_group(required=True)
+    start.add_argument("--preset", help="a new model with these settings, e.g. prop-best, ltl-best, prop-vanilla")
+    start.add_argument(
+        "--init-from", metavar="MODEL", help="fine-tune a saved model (e.g. the output of `symbolinv convert`) instead"
+    )
+    parser.add_argument(
+        "--data", required=True, metavar="DIR", help="dataset folder with train (and validation) splits"
+    )
+    parser.add_argument("--output", required=True, metavar="DIR")
+    parser.add_argument(
+        "--embedding-type",
+        choices=["streams", "fixed", "alpha_renaming", "random"],
+        help="override the preset's embedding (baselines; aggregated attention is dropped for them)",
+    )
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        type=field_value,
+        nargs="*",
+        action="extend",  # a second --set adds to the first rather than silently replacing it
+        default=[],
+        metavar="FIELD=VALUE",
+        help="override config fields, e.g. d_model=32 encoder_layers=2 (repeatable)",
+    )
+    length = parser.add_mutually_exclusive_group()
+    length.add_argument("--steps", type=positive_int, default=None, help="optimizer steps (default 1000)")
+    length.add_argument(
+        "--epochs",
+        type=positive_float,
+        default=None,
+        help="passes over the train split instead of --steps (the fine-tuning recipe uses 1)",
+    )
+    parser.add_argument(
+        "--max-train-samples",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="train on the first N samples of the train split only",
+    )
+    parser.add_argument("--batch-size", type=positive_int, default=64)
+    parser.add_argument("--grad-accum", type=positive_int, default=1)
+    parser.add_argument("--lr", type=positive_float, default=1e-3)
+    warmup = parser.add_mutually_exclusive_group()
+    warmup.add_argument(
+        "--warmup-steps",
+        type=positive_int,
+        default=None,
+        help="learning-rate warm-up in steps (default: 1000, the reference code's, or a fifth of a shorter run)",
+    )
+    warmup.add_argument("--warmup-ratio", type=fraction, default=None, help="warm-up as a fraction of the steps")
+    parser.add_argument("--eval-steps", type=positive_int, default=None, help="default: steps / 4")
+    parser.add_argument(
+        "--eval-samples", type=positive_int, default=256, help="validation samples judged at each evaluation"
+    )
+    parser.add_argument("--beam", type=positive_int, default=1, help="beams for the evaluations during training")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--no-resume", action="store_true", help="start afresh even if OUTPUT has checkpoints")
+    fast = parser.add_argument_group("speed (for GPUs)")
+    fast.add_argument(
+        "--bf16", action="store_true", help="bf16 mixed precision (autocast; the weights and the optimizer stay fp32)"
+    )
+    fast.add_argument(
+        "--group-by-length",
+        action="store_true",
+        help="draw batches of samples with similar stream counts and lengths, so that padding wastes little",
+    )
+    fast.add_argument(
+        "--workers",
+        type=non_negative_int,
+        default=0,
+        help="data-loading and tokenizing processes (default 0: in the main process)",
+    )
+    fast.add_argument(
+        "--eval-batch-size", type=positive_int, default=None, help="evaluation batch size (default: --batch-size)"
+    )
+    fast.add_argument(
+        "--time-limit",
+        type=positive_float,
+        default=None,
+        metavar="MINUTES",
+        help="stop after this many minutes with a checkpoint; the same command then continues the run",
+    )
+    parser.set_defaults(handler=run_train)
+
+
+#: ``symbolinv train`` options that only some families take (argparse ``dest`` names; a family lists those it takes).
+FAMILY_OPTIONS = ("embedding_type",)
+
+
+def run_train(args: argparse.Namespace) -> int:
+    from transformers import set_seed
+
+    from ..files import PathProblem, check_model_destination, check_output_folder
+    from ..models.registry import families, family_of_preset, folder_route, get_route
+    from .common import check_overrides
+
+    output = Path(args.output)
+    data = Path(args.data).resolve()
+    if output.resolve() == data or data in output.resolve().parents:
+        raise PathProblem(f"--output {output} is inside the dataset folder --data {args.data}; choose another --output")
+    # Before any work: a destination refused after training would waste the whole run.
+    check_output_folder(output, "--output")
+    check_output_folder(output / "checkpoints", "--output")
+    check_model_destination(output / "model", "--output")
+    set_seed(args.seed)
+    options = {name: getattr(args, name) for name in FAMILY_OPTIONS if getattr(args, name) is not None}
+    if args.init_from is not None:
+        if args.overrides or options:
+            raise ValueError(
+                "--set and --embedding-type build a new model; they cannot change one loaded with --init-from"
+            )
+        folder = resolve_model_folder(args.init_from, "--init-from")
+        if folder.resolve() == (output / "model").resolve():
+            # The save would replace the model this run starts from, which it did not create.
+            raise PathProblem(
+                f"--output {output} would replace the --init-from model {folder}; choose another --output"
+            )
+        route = folder_route(folder)
+        _refuse_options_not_taken(args, route)
+        return route.train(args, output, None, folder)
+    try:
+        family = family_of_preset(args.preset)
+    except ValueError as error:
+        raise ValueError(f"--preset: {error}") from None
+    for name in options:
+        if name not in family.options:
+            takers = " and ".join(other.name for other in families() if name in other.options)
+            raise ValueError(f"--{name.replace('_', '-')} is for {takers} presets, not `{args.preset}`")
+    problem = check_overrides(family.config_class, dict(args.overrides))
+    if problem is not None:
+        raise ValueError(problem)
+    family.check_task(args.task, f"preset `{args.preset}`")
+    try:
+        config = family.new_config(args.preset, args.task, dict(args.overrides), options)
+    except TypeError as error:
+        raise ValueError(str(error)) from None
+    route = get_route(family.route)
+    _refuse_options_not_taken(args, route)
+    return route.train(args, output, config, None)
+
+
+def _refuse_options_not_taken(args: argparse.Namespace, route: Route) -> None:
+    """Options the route does not take, given: an error rather than silently ignored."""
+    not_taken = route.train_options_not_taken
+    given = ["--" + name.replace("_", "-") for name, default in not_taken.items() if getattr(args, name) != default]
+    if given:
+        raise ValueError(f"{', '.join(given)}: not options of the {route.name} route")
