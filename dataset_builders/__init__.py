@@ -160,6 +160,6 @@ def load_dtm(path: str | os.PathLike) -> Any:
     ``train``/``dev``/``test`` become ``train``/``validation``/``test``; other files keep their name. A
     malformed line (bad JSON, a missing key, a tree that does not parse) raises :class:`DTMFormatError`
     naming the file and the line."""
-    from .trees import load_dtm as read
+    from .dtm import load_dtm as read
 
     return read(path)

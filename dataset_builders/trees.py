@@ -1,9 +1,10 @@
 """Tree-to-tree datasets of the Differentiable Tree Machine / Differentiable Tree Experts family.
 
 A reconstruction of the DTM paper's kinds of data (car/cdr selection, active/passive/logical-form sentence
-transformations) from a grammar and word lists of this module, not the original data (which
-:func:`load_dtm` reads). Inputs and targets are bracketed binary trees (:mod:`hf_symbolinv.trees`; an empty
-child is ``_``), except ``nnf`` (propositional formulas in Polish notation, :mod:`hf_symbolinv.tasks.nnf`).
+transformations) from the grammar of :mod:`.sentences` and the word lists of this module, not the original data
+(which :func:`dataset_builders.dtm.load_dtm` reads). Inputs and targets are bracketed binary trees
+(:mod:`hf_symbolinv.trees`; an empty child is ``_``), except ``nnf`` (propositional formulas in Polish notation,
+:mod:`hf_symbolinv.tasks.nnf`).
 
 Configurations (task ``tree``; ``nnf``: task ``nnf``):
 
@@ -47,14 +48,11 @@ input tree: for ``nnf`` the formula's size).
 
 from __future__ import annotations
 
-import json
 import os
 import random
-import re
 from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import datasets
@@ -68,29 +66,35 @@ from hf_symbolinv.tasks.trees import (
     PASSIVE_AUX,
     PREPOSITIONS,
     is_tree_symbol,
-    tree_leaves,
-    tree_nodes,
-    tree_symbol_names,
 )
-from hf_symbolinv.trees import Tree, format_bracketed, parse_bracketed
+from hf_symbolinv.trees import Tree, format_bracketed, mirror, parse_bracketed, tree_depth, tree_leaves, tree_nodes
 
 from .cards import card_metadata, markdown_table
-from .errors import DatasetBuildError, FileLineError, read_text_lines
 from .generation import Outcome, default_chunk_size, derived_rng, equal_quotas, fingerprint_of, generate, split_counts
-from .output import FEATURES, LETTERS, SPLIT_FRACTIONS, BuildDirectory, rows_to_dataset, write_dataset
+from .output import FEATURES, LETTERS, SPLIT_FRACTIONS, BuildDirectory, write_dataset
 from .params import BuildParams, ConfigSpec, resolve_params
+from .sentences import (
+    ADVERB_CHANCE,
+    PP_CHANCE,
+    TRAIN_MAX_ADJECTIVES,
+    active_tree,
+    expect_node,
+    logical_tree,
+    passive_tree,
+    random_clause,
+    read_active,
+    read_clause,
+    read_passive,
+)
 
 __all__ = [
     "CONFIGS",
     "DEFAULT_MAX_DEPTH",
-    "DTMFormatError",
     "SPLITS",
     "build_trees",
     "check_row",
     "follow",
-    "load_dtm",
     "mirror",
-    "parse_dtm_tree",
     "structure",
     "transform",
     "tree_depth",
@@ -111,9 +115,6 @@ TRAIN_STRUCTURE: dict[str, tuple[int, ...]] = {
     "nnf": (5, 6, 7, 8, 9, 10),
 }
 SENTENCE_CONFIGS = ("active-logical", "passive-logical", "actpass-logical", "active-passive")
-TRAIN_MAX_ADJECTIVES = 2
-#: Chances in a sentence: a prepositional phrase, an adverb.
-PP_CHANCE, ADVERB_CHANCE = 0.5, 0.5
 #: Random trees (``tree-reverse``): the node labels, the chance that a node off the deepest path branches on,
 #: and the chance that an inner node has one empty child.
 RANDOM_TREE_LABELS = ("S", "NP", "VP", "PP", "AP")
@@ -184,26 +185,6 @@ def pools(held_out: bool) -> Pools:
     return Pools(*(word_pools(words)[pick] for words in (NOUNS, ADJECTIVES, VERBS, ADVERBS)), letters)
 
 
-# ---------------------------------------------------------------------------------------------------
-# Trees
-# ---------------------------------------------------------------------------------------------------
-def tree_depth(tree: Tree | None) -> int:
-    """The depth of the deepest node, the root at depth 0 (-1 for the empty tree)."""
-    if tree is None:
-        return -1
-    if isinstance(tree, str):
-        return 0
-    return 1 + max(tree_depth(tree[1]), tree_depth(tree[2]))
-
-
-def mirror(tree: Tree | None) -> Tree | None:
-    """The mirror image: the two children swapped at every node."""
-    if tree is None or isinstance(tree, str):
-        return tree
-    label, left, right = tree
-    return (label, mirror(right), mirror(left))
-
-
 OPERATIONS = {"CAR": 1, "CDR": 2}
 
 
@@ -237,165 +218,6 @@ def read_ops(tree: Tree | None) -> list[str]:
         out.append(tree[1])
         tree = tree[2]
     return out
-
-
-# ---------------------------------------------------------------------------------------------------
-# The sentence grammar
-# ---------------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class NounPhrase:
-    """A determiner, its adjectives (outermost first) and the noun."""
-
-    det: str
-    adjectives: tuple[str, ...]
-    noun: str
-
-
-@dataclass(frozen=True)
-class Clause:
-    """The content of a sentence: who did what to whom, how, and where (a PP: preposition and noun phrase)."""
-
-    subject: NounPhrase
-    verb: str
-    adverb: str | None
-    obj: NounPhrase
-    pp: tuple[str, NounPhrase] | None
-
-    @property
-    def noun_phrases(self) -> tuple[NounPhrase, ...]:
-        return (self.subject, self.obj) + ((self.pp[1],) if self.pp else ())
-
-
-def np_tree(phrase: NounPhrase) -> Tree:
-    """``(NP DET NBAR)``, one ``(AP ADJ NBAR)`` per adjective around the noun."""
-    nbar: Tree = phrase.noun
-    for adjective in reversed(phrase.adjectives):
-        nbar = ("AP", adjective, nbar)
-    return ("NP", phrase.det, nbar)
-
-
-def _verb_tree(clause: Clause) -> Tree:
-    return clause.verb if clause.adverb is None else ("ADVP", clause.adverb, clause.verb)
-
-
-def _pp_tree(pp: tuple[str, NounPhrase]) -> Tree:
-    return ("PP", pp[0], np_tree(pp[1]))
-
-
-def active_tree(clause: Clause) -> Tree:
-    """The active sentence: ``(S NP_subj (VP VERB NP_obj))``, the VP inside ``(VP VP PP)`` where there is a PP."""
-    vp: Tree = ("VP", _verb_tree(clause), np_tree(clause.obj))
-    if clause.pp is not None:
-        vp = ("VP", vp, _pp_tree(clause.pp))
-    return ("S", np_tree(clause.subject), vp)
-
-
-def passive_tree(clause: Clause) -> Tree:
-    """The passive sentence: ``(S NP_obj (VP (PASS was VERB) (AGENT by NP_subj)))``, with the PP as above."""
-    vp: Tree = ("VP", ("PASS", PASSIVE_AUX, _verb_tree(clause)), ("AGENT", AGENT_MARKER, np_tree(clause.subject)))
-    if clause.pp is not None:
-        vp = ("VP", vp, _pp_tree(clause.pp))
-    return ("S", np_tree(clause.obj), vp)
-
-
-def logical_tree(clause: Clause) -> Tree:
-    """The logical form: ``(LF PRED (ARGS NP_subj NP_obj))``, PRED the verb or ``(MOD VERB PP)``."""
-    predicate = _verb_tree(clause) if clause.pp is None else ("MOD", _verb_tree(clause), _pp_tree(clause.pp))
-    return ("LF", predicate, ("ARGS", np_tree(clause.subject), np_tree(clause.obj)))
-
-
-def _expect(tree: Tree | None, label: str) -> tuple[Any, Any]:
-    if isinstance(tree, str) or tree is None or tree[0] != label:
-        raise ValueError(f"expected a ({label} ...) node, found {format_bracketed(tree)!r}")
-    return tree[1], tree[2]
-
-
-def _word(tree: Tree | None, allowed: Sequence[str] | None = None) -> str:
-    if not isinstance(tree, str) or (allowed is not None and tree not in allowed):
-        raise ValueError(f"expected a word{'' if allowed is None else ' of ' + '/'.join(allowed)}, found {tree!r}")
-    return tree
-
-
-def read_np(tree: Tree | None) -> NounPhrase:
-    det, nbar = _expect(tree, "NP")
-    adjectives = []
-    while not isinstance(nbar, str):
-        adjective, nbar = _expect(nbar, "AP")
-        adjectives.append(_word(adjective))
-    return NounPhrase(_word(det, DETERMINERS), tuple(adjectives), _word(nbar))
-
-
-def _read_verb(tree: Tree | None) -> tuple[str, str | None]:
-    if isinstance(tree, str):
-        return tree, None
-    adverb, verb = _expect(tree, "ADVP")
-    return _word(verb), _word(adverb)
-
-
-def _split_pp(vp: Tree | None) -> tuple[Tree | None, tuple[str, NounPhrase] | None]:
-    """The core VP and the PP of a VP (``(VP (VP ...) (PP ...))``), or the VP itself and None."""
-    first, second = _expect(vp, "VP")
-    if isinstance(first, tuple) and first[0] == "VP":
-        prep, phrase = _expect(second, "PP")
-        return first, (_word(prep, PREPOSITIONS), read_np(phrase))
-    return vp, None
-
-
-def read_active(tree: Tree) -> Clause:
-    """The clause of an active sentence tree (a ``ValueError`` where it is not one)."""
-    subject, vp = _expect(tree, "S")
-    core, pp = _split_pp(vp)
-    verb, obj = _expect(core, "VP")
-    word, adverb = _read_verb(verb)
-    return Clause(read_np(subject), word, adverb, read_np(obj), pp)
-
-
-def read_passive(tree: Tree) -> Clause:
-    """The clause of a passive sentence tree (a ``ValueError`` where it is not one)."""
-    obj, vp = _expect(tree, "S")
-    core, pp = _split_pp(vp)
-    passive, agent = _expect(core, "VP")
-    aux, verb = _expect(passive, "PASS")
-    marker, subject = _expect(agent, "AGENT")
-    _word(aux, (PASSIVE_AUX,))
-    _word(marker, (AGENT_MARKER,))
-    word, adverb = _read_verb(verb)
-    return Clause(read_np(subject), word, adverb, read_np(obj), pp)
-
-
-def _is_passive(tree: Tree) -> bool:
-    try:
-        read_passive(tree)
-    except ValueError:
-        return False
-    return True
-
-
-def read_clause(tree: Tree) -> Clause:
-    """The clause of an active or a passive sentence tree."""
-    return read_passive(tree) if _is_passive(tree) else read_active(tree)
-
-
-def random_np(rng: random.Random, words: Pools, noun: str, adjectives: int) -> NounPhrase:
-    """A noun phrase of ``noun`` with ``adjectives`` different adjectives and a random determiner."""
-    return NounPhrase(rng.choice(DETERMINERS), tuple(rng.sample(words.adjectives, adjectives)), noun)
-
-
-def random_clause(rng: random.Random, words: Pools, most_adjectives: int) -> Clause:
-    """A clause whose longest noun phrase has exactly ``most_adjectives`` adjectives (one noun phrase drawn to
-    have them; the others up to as many, at most the training maximum); different nouns for its noun phrases."""
-    has_pp = rng.random() < PP_CHANCE
-    count = 3 if has_pp else 2
-    nouns = rng.sample(words.nouns, count)
-    longest = rng.randrange(count)
-    others = min(most_adjectives, TRAIN_MAX_ADJECTIVES)
-    phrases = [
-        random_np(rng, words, noun, most_adjectives if i == longest else rng.randint(0, others))
-        for i, noun in enumerate(nouns)
-    ]
-    adverb = rng.choice(words.adverbs) if rng.random() < ADVERB_CHANCE else None
-    pp = (rng.choice(PREPOSITIONS), phrases[2]) if has_pp else None
-    return Clause(phrases[0], rng.choice(words.verbs), adverb, phrases[1], pp)
 
 
 def random_tree(rng: random.Random, depth: int, words: Sequence[str]) -> Tree:
@@ -464,7 +286,7 @@ def _paths(tree: Tree | None, depth: int, prefix: tuple[str, ...] = ()) -> list[
 def transform(config: str, tree: Tree) -> Tree:
     """The target tree of an input tree of a tree configuration, recomputed from the input alone."""
     if config == "car-cdr-seq":
-        operations, sentence = _expect(tree, "CARCDR")
+        operations, sentence = expect_node(tree, "CARCDR")
         return follow(sentence, read_ops(operations))
     if config == "tree-reverse":
         out = mirror(tree)
@@ -485,7 +307,7 @@ def _structure_of(config: str, parsed: Any) -> int:
     if config == "nnf":
         return parsed.size
     if config == "car-cdr-seq":
-        return len(read_ops(_expect(parsed, "CARCDR")[0]))
+        return len(read_ops(expect_node(parsed, "CARCDR")[0]))
     if config == "tree-reverse":
         return tree_depth(parsed)
     return max(len(phrase.adjectives) for phrase in read_clause(parsed).noun_phrases)
@@ -1003,93 +825,3 @@ def build_trees(
         return write_dataset(
             directory.path, splits, FEATURES, lambda dataset: _card(spec, params, depth, dataset, drops), info
         )
-
-
-# ---------------------------------------------------------------------------------------------------
-# The original DTM data files
-# ---------------------------------------------------------------------------------------------------
-class DTMFormatError(FileLineError):
-    """A malformed line in an original DTM ``*.jsonl`` file (the message names the file and the line)."""
-
-
-#: File stems of the DTM split files, and the split each becomes (any other stem is a split of its own).
-DTM_SPLIT_NAMES = {
-    "train": "train",
-    "dev": "validation",
-    "val": "validation",
-    "valid": "validation",
-    "validation": "validation",
-    "test": "test",
-    "ood_lexical": "test_ood_lexical",
-    "test_ood_lexical": "test_ood_lexical",
-    "ood_structural": "test_ood_structural",
-    "test_ood_structural": "test_ood_structural",
-}
-
-
-def parse_dtm_tree(text: str) -> Tree:
-    """A tree in the DTM files' style (``( S ( NP ( DET the ) ( N dog ) ) ... )``: spaces optional, a node has
-    one or two children) as a binary tree: a unary node ``( X c )`` becomes ``(X c _)``. A ``ValueError``
-    names the problem and its character position."""
-    return parse_bracketed(text, unary=True)
-
-
-def read_dtm_file(path: str | os.PathLike) -> list[dict[str, Any]]:
-    """Rows of one DTM ``*.jsonl`` file: one JSON object with ``source`` and ``target`` trees a line (blank
-    lines are skipped)."""
-    path = Path(path)
-    rows = []
-    for number, line in enumerate(read_text_lines(path, DTMFormatError), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise DTMFormatError(path, number, f"not JSON: {error.msg} (column {error.colno})") from None
-        if not isinstance(record, dict):
-            raise DTMFormatError(path, number, f"expected a JSON object with source and target, found {line[:40]!r}")
-        trees = {}
-        for key in ("source", "target"):
-            if key not in record:
-                raise DTMFormatError(path, number, f"missing key {key!r}")
-            if not isinstance(record[key], str):
-                raise DTMFormatError(path, number, f"{key!r} is not a string")
-            try:
-                trees[key] = format_bracketed(parse_dtm_tree(record[key]))
-            except ValueError as error:
-                raise DTMFormatError(path, number, f"{key!r} is not a tree: {error}") from None
-        rows.append(
-            {
-                "input": trees["source"],
-                "target": trees["target"],
-                "num_symbols": len(tree_symbol_names(trees["source"])),
-                "size": tree_nodes(parse_bracketed(trees["source"])),
-            }
-        )
-    if not rows:
-        raise DTMFormatError(path, 1, "no rows (an empty file)")
-    return rows
-
-
-def load_dtm(path: str | os.PathLike) -> datasets.DatasetDict:
-    """Read the original DTM files (``*.jsonl`` in the folder ``path``) into a ``DatasetDict`` with the builders'
-    features; a file becomes the split :data:`DTM_SPLIT_NAMES` names (``dev`` -> ``validation``, ...; another
-    stem is a split of its own name). Malformed lines raise :class:`DTMFormatError` naming file and line."""
-    directory = Path(path)
-    if not directory.is_dir():
-        raise DatasetBuildError(f"{directory} is not a directory of DTM *.jsonl files")
-    files = sorted(directory.glob("*.jsonl"))
-    if not files:
-        raise DatasetBuildError(f"{directory} has no *.jsonl files")
-    splits: dict[str, list[dict[str, Any]]] = {}
-    sources: dict[str, Path] = {}
-    for file in files:
-        stem = file.stem.lower()
-        name = DTM_SPLIT_NAMES.get(stem, re.sub(r"\W+", "_", stem).strip("_") or "split")
-        if name in splits:
-            raise DatasetBuildError(f"{file} and {sources[name]} would both be the split {name!r}")
-        sources[name] = file
-        splits[name] = read_dtm_file(file)
-    order = {name: i for i, name in enumerate(SPLITS)}
-    names = sorted(splits, key=lambda n: (order.get(n, len(order)), n))
-    return datasets.DatasetDict({name: rows_to_dataset(splits[name], FEATURES) for name in names})

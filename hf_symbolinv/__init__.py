@@ -1,9 +1,9 @@
 """hf_symbolinv: neural models for symbolic reasoning as Hugging Face model families.
 
 Importing the package is cheap: it imports neither torch nor transformers, so the logic engine
-(``hf_symbolinv.logic``) and the command line start fast. Public names (``SymbolInvConfig``, ...) are
-loaded on first use. The families register with the Auto classes (``AutoConfig``,
-``AutoModelForSeq2SeqLM``, ``AutoTokenizer``, the ``symbolic-generation`` pipeline) as soon as
+(``hf_symbolinv.logic``) and the command line start fast. Public names (``SymbolInvConfig``, ...: every
+family's, see :mod:`hf_symbolinv.models`) are loaded on first use. The families register with the Auto classes
+(``AutoConfig``, ``AutoModelForSeq2SeqLM``, ``AutoTokenizer``, the ``symbolic-generation`` pipeline) as soon as
 transformers is in use: at once if it is already imported, else right after the program imports it,
 or when a public model name is first touched. ``hf_symbolinv.register()`` does it explicitly.
 """
@@ -18,24 +18,11 @@ from typing import Any
 
 __version__ = "0.1.0"
 
+#: Public names of the package's own modules, loaded on first use. The families' public names come from
+#: :mod:`hf_symbolinv.models`, which lists every built-in family.
 _LAZY = {
-    "SymbolInvConfig": "models.symbolinv",
-    "PRESETS": "models.symbolinv",
-    "SymbolInvModel": "models.symbolinv",
-    "SymbolInvEncoder": "models.symbolinv",
-    "SymbolInvForConditionalGeneration": "models.symbolinv",
-    "SymbolInvPreTrainedModel": "models.symbolinv",
-    "SymbolInvTokenizer": "models.symbolinv",
-    "SymbolicGenerationPipeline": "models.symbolinv",
-    "VOCABULARIES": "models.symbolinv",
-    "SymbolInvWrapperConfig": "models.symbolinv_wrapper",
-    "SymbolInvWrapperForConditionalGeneration": "models.symbolinv_wrapper",
     "SymbolRule": "symbols",
-    "FOLNetConfig": "models.folnet",
-    "FOLNetModel": "models.folnet",
-    "FOLNetForMaskedLM": "models.folnet",
-    "FOLNetForSequenceClassification": "models.folnet",
-    "FOLNetForConditionalGeneration": "models.folnet",
+    "PRESETS": "models.symbolinv",  # the SIT's presets, as earlier versions exported them
 }
 
 __all__ = ["__version__", "register", *sorted(_LAZY)]
@@ -49,6 +36,10 @@ def register() -> None:
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
         return getattr(import_module(f"{__name__}.{_LAZY[name]}"), name)
+    if not name.startswith("_"):
+        models = import_module(f"{__name__}.models")
+        if name in models.__all__:
+            return getattr(models, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 PACKAGE_ROOT = Path(__file__).resolve().parent
+#: Files of a family folder that are the package's, not the Hub's: a saved folder never carries them.
+PACKAGE_ONLY_FILES = ("__init__.py", "family.py")
 MARKER = re.compile(r"^# Copied from (hf_symbolinv(?:\.\w+)+)\s*$")
 
 
@@ -110,7 +112,7 @@ def shipped_code_problems(fix: bool = False, root: Path = PACKAGE_ROOT) -> list[
     for folder in sorted((root / "pretrained").glob("*/config.json")):
         folder = folder.parent
         family = root / "models" / json.loads((folder / "config.json").read_text())["model_type"]
-        originals = {path.name: path for path in family.glob("*.py") if path.name != "__init__.py"}
+        originals = {path.name: path for path in family.glob("*.py") if path.name not in PACKAGE_ONLY_FILES}
         where = folder.relative_to(root.parent)
         for name, original in sorted(originals.items()):
             copy = folder / name

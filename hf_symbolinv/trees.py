@@ -1,4 +1,6 @@
-"""Binary trees as bracketed strings, in plain Python (the DTE family's Hub folder holds a checked copy).
+"""Binary trees as bracketed strings, in plain Python: the one home of the tree helpers (parse, format, depth, nodes,
+leaves, mirror), used by the tree tasks, the dataset builders and the tree family, whose Hub folder holds a checked
+copy.
 
 ``(f a (g b c))`` is the tree with root ``f`` over leaf ``a`` and the subtree ``(g b c)``.
 An empty child is written ``_``; a node with one child is ``(f a _)`` or ``(f _ a)``."""
@@ -76,3 +78,38 @@ def format_bracketed(tree: Tree | None) -> str:
         return tree
     label, left, right = tree
     return f"({label} {format_bracketed(left)} {format_bracketed(right)})"
+
+
+def tree_depth(tree: Tree | None) -> int:
+    """The depth of the deepest node, the root at depth 0 (-1 for the empty tree)."""
+    if tree is None:
+        return -1
+    if isinstance(tree, str):
+        return 0
+    return 1 + max(tree_depth(tree[1]), tree_depth(tree[2]))
+
+
+def mirror(tree: Tree | None) -> Tree | None:
+    """The mirror image: the two children swapped at every node."""
+    if tree is None or isinstance(tree, str):
+        return tree
+    label, left, right = tree
+    return (label, mirror(right), mirror(left))
+
+
+def tree_nodes(tree: Tree | None) -> int:
+    """The number of nodes (leaves included, empty children not)."""
+    if tree is None:
+        return 0
+    if isinstance(tree, str):
+        return 1
+    return 1 + tree_nodes(tree[1]) + tree_nodes(tree[2])
+
+
+def tree_leaves(tree: Tree | None) -> list[str]:
+    """The leaf labels, left to right (pre-order)."""
+    if tree is None:
+        return []
+    if isinstance(tree, str):
+        return [tree]
+    return tree_leaves(tree[1]) + tree_leaves(tree[2])

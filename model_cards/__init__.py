@@ -1,6 +1,6 @@
 """Model card templates (Markdown with ``{placeholders}``), filled in by ``hf_symbolinv.model_card.render_card``:
-``template.md`` (trained and evaluated SITs), ``folnet.md`` (trained FOLNets), ``dte.md`` (trained tree
-transducers), ``demo.md`` (the demo's model), ``conversion.md`` (converted checkpoints)."""
+one per family for its trained models (the family's ``family.py`` names it; ``template.md`` is the SIT's), and
+``demo.md`` (the demo's model) and ``conversion.md`` (converted checkpoints)."""
 
 from importlib.resources import files
 

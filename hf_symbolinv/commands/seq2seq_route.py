@@ -1,5 +1,5 @@
-"""The ``seq2seq`` route: training, evaluating and asking the families whose models generate token sequences (the
-SIT and its baselines, FOLNet, the wrapper) with the ``Seq2SeqTrainer``, beam search and the task's checker."""
+"""The ``seq2seq`` route: training, evaluating and asking the families whose models generate token sequences, with
+the ``Seq2SeqTrainer``, beam search and the task's checker."""
 
 from __future__ import annotations
 

@@ -18,15 +18,19 @@ if TYPE_CHECKING:
 def add_train_parser(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "train",
-        help="train a model of the family with the Hugging Face Trainer",
-        description="Train a model of any family (SIT and baselines, FOLNet, DTE) on a dataset built by `symbolinv "
-        "data build`: the loss inside the model, semantic accuracy (checker) at evaluation, checkpoints that "
-        "resume. The final model (with tokenizer and model card) goes to OUTPUT/model. Tree tasks (tree, nnf) take "
-        "the DTE presets (dtm-small, dte-small, dte-sparse-small, tdte-small, ...).",
+        help="train a model of any family with the Hugging Face Trainer",
+        description="Train a model of any registered family on a dataset built by `symbolinv data build`: the loss "
+        "inside the model, semantic accuracy (checker) at evaluation, checkpoints that resume. The final model (with "
+        "tokenizer and model card) goes to OUTPUT/model. Each family's presets say which tasks they are for; an "
+        "unknown --preset lists them all.",
     )
     parser.add_argument("--task", choices=task_names(), required=True)
     start = parser.add_mutually_exclusive_group(required=True)
-    start.add_argument("--preset", help="a new model with these settings, e.g. prop-best, ltl-best, prop-vanilla")
+    start.add_argument(
+        "--preset",
+        help="a new model with these settings, e.g. prop-best, ltl-small, prop-vanilla (an unknown name lists every "
+        "preset)",
+    )
     start.add_argument(
         "--init-from", metavar="MODEL", help="fine-tune a saved model (e.g. the output of `symbolinv convert`) instead"
     )

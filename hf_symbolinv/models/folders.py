@@ -47,7 +47,7 @@ def load_folder(folder: Path, **kwargs: Any) -> tuple[Any, Any]:
         # A wrapped standard encoder-decoder reads text with its own tokenizer: no task's vocabulary, no checker.
         raise ValueError(
             f"{folder} holds a {model.config.model_type} model, which has no task vocabulary: solve, evaluate and "
-            "train read models of a task (SIT, FOLNet, DTE); use it from Python (AutoModelForSeq2SeqLM)"
+            "train read models of a task vocabulary; use it from Python (AutoModelForSeq2SeqLM)"
         )
     return model, tokenizer
 

@@ -114,6 +114,11 @@ def register_family(family: Family) -> None:
     family.register_auto()
 
 
+def unregister_family(model_type: str) -> None:
+    """Forget the family of ``model_type`` (its Auto registrations stay: transformers has no way to undo them)."""
+    _FAMILIES.pop(model_type, None)
+
+
 def register_route(route: Route) -> None:
     """Make a route known by its name (a route module calls this for its ``ROUTE``)."""
     _ROUTES[route.name] = route
@@ -206,6 +211,7 @@ __all__ = [
     "preset_names",
     "register_family",
     "register_route",
+    "unregister_family",
     "route_names",
     "with_fixed_fields",
 ]

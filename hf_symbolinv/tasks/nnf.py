@@ -10,7 +10,7 @@ expanded, since no NNF connective expresses them::
 :func:`to_nnf` gives the reference answer: negations are pushed inward by De Morgan, a double negation
 cancels, ``= x y`` becomes ``| & x y & ! x ! y`` and ``^ x y`` becomes ``| & x ! y & ! x y`` (with the negated
 operands in NNF too); constants flip under negation. Tokens are written separated by single spaces (the
-DTE tokenizer's Polish format); the judge reads spaced and unspaced text alike.
+tree tokenizer's Polish format); the judge reads spaced and unspaced text alike.
 
 Plain Python: the dataset builder and the judge share these functions.
 """
@@ -25,7 +25,7 @@ from . import Judgement, Task, register_task, reprinter
 NNF_OPERATORS: tuple[str, ...] = ("!", "&", "|")
 #: Every connective an input may use (``1``/``0`` are the constants).
 NNF_INPUT_OPERATORS: tuple[str, ...] = ("!", "&", "|", "=", "^")
-#: The arity of each connective (a DTE tokenizer's ``arities`` for the ``polish`` input format).
+#: The arity of each connective (the tree tokenizer's ``arities`` for the ``polish`` input format).
 NNF_ARITIES: dict[str, int] = {"!": 1, "&": 2, "|": 2, "=": 2, "^": 2}
 
 
@@ -114,7 +114,7 @@ TASK = register_task(
         description="negation normal form (a propositional formula in Polish notation -> an equivalent formula "
         "over ! & | with negations on atoms only)",
         example="= a ! & b c",
-        intended_use="Research on neural tree transduction (DTM / DTE models) over formulas: answers are checked "
+        intended_use="Research on neural tree transduction (tree models) over formulas: answers are checked "
         "for NNF and for equivalence with the logic engine, so any correct NNF counts, not only the reference.",
         judge=judge,
         input_size=lambda source: logic.formula_size(source, kind="prop"),

@@ -11,14 +11,14 @@ labels, the car/cdr markers and the function words a grammar or a transformation
 :data:`TREE_SYMBOL_PATTERN`; the base labels take precedence over the pattern (``the``, ``was`` and ``by``
 match it but are not symbols). Internal labels are structure, never symbols.
 
-Plain Python: the dataset builders and the DTE tokenizer use the same labels.
+Plain Python: the dataset builders and the tree tokenizer use the same labels.
 """
 
 from __future__ import annotations
 
 import re
 
-from ..trees import Tree, parse_bracketed
+from ..trees import parse_bracketed, tree_leaves, tree_nodes
 from . import Judgement, Task, register_task
 
 #: The phrase labels of the sentence grammar, of its logical forms and of the random trees.
@@ -45,26 +45,8 @@ def is_tree_symbol(label: str) -> bool:
     return label not in _BASE and _SYMBOL.fullmatch(label) is not None
 
 
-def tree_nodes(tree: Tree | None) -> int:
-    """The number of nodes (leaves included, empty children not)."""
-    if tree is None:
-        return 0
-    if isinstance(tree, str):
-        return 1
-    return 1 + tree_nodes(tree[1]) + tree_nodes(tree[2])
-
-
-def tree_leaves(tree: Tree | None) -> list[str]:
-    """The leaf labels, left to right (pre-order)."""
-    if tree is None:
-        return []
-    if isinstance(tree, str):
-        return [tree]
-    return tree_leaves(tree[1]) + tree_leaves(tree[2])
-
-
 def tree_symbol_names(tree_text: str) -> list[str]:
-    """The distinct symbols of a bracketed tree in order of first appearance (left to right), as the DTE
+    """The distinct symbols of a bracketed tree in order of first appearance (left to right), as the tree
     tokenizer numbers them; a ``ValueError`` where the text is no tree."""
     return list(dict.fromkeys(leaf for leaf in tree_leaves(parse_bracketed(tree_text)) if is_tree_symbol(leaf)))
 
@@ -90,7 +72,7 @@ TASK = register_task(
         description="tree-to-tree transduction (a bracketed binary tree -> another, e.g. car/cdr selection, mirror, "
         "active -> passive or logical form)",
         example="(S (NP the dog) (VP chased (NP the cat)))",
-        intended_use="Research on neural tree transduction and compositional generalisation (DTM / DTE models): "
+        intended_use="Research on neural tree transduction and compositional generalisation (tree models): "
         "content words are interchangeable symbols, phrase labels and function words are fixed.",
         judge=judge,
         input_size=lambda source: tree_nodes(parse_bracketed(source)),

@@ -1,0 +1,433 @@
+"""What the web demo computes, without Gradio: reading a formula typed in either notation, renaming its symbols,
+comparing answers up to a renaming, and what the page shows of a model folder (its card's figures, its heatmap).
+
+Everything here is plain Python over the logic engine, so it is tested without a browser or Gradio.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import logic
+from ..logic.notation import tokenize
+from ..symbols import SymbolRule
+
+#: The longest input the page reads, in characters: longer text is refused before it is parsed.
+MAX_INPUT_CHARS = 2000
+#: The largest formula, in nodes, that the page answers. The shipped models were trained on at most 35 nodes; the
+#: checkers recurse over formulas deeper than a few hundred levels, which Python refuses.
+MAX_FORMULA_NODES = 200
+#: The tasks the page answers.
+TASKS = ("prop", "ltl")
+#: How the page names each task.
+TASK_NAMES = {"prop": "propositional", "ltl": "LTL"}
+#: New names for the "words" renaming. None starts with X, F or G: infix notation reads ``Xa`` as ``X a``, so such a
+#: word would be read as an operator applied to the rest of it.
+RENAMING_WORDS = (
+    "Cloud",
+    "Hail",
+    "Storm",
+    "Mist",
+    "Breeze",
+    "Thunder",
+    "Sleet",
+    "Dew",
+    "Tide",
+    "Drizzle",
+    "Sun",
+    "Moon",
+    "Star",
+    "Comet",
+    "Ember",
+    "Spark",
+    "River",
+    "Lake",
+    "Stone",
+    "Maple",
+    "Cedar",
+    "Willow",
+    "Dawn",
+    "Dusk",
+    "Pebble",
+    "Lantern",
+    "Harbor",
+    "Meadow",
+    "Orchard",
+    "Quartz",
+    "Velvet",
+    "Zephyr",
+    "Nectar",
+    "Kettle",
+    "Beacon",
+    "Sparrow",
+)
+LETTERS = "abcdefghijklmnopqrstuvwxyz"
+#: The renaming styles the page offers: other words, or other single letters.
+RENAMING_STYLES = ("words", "letters")
+
+_DEFAULT_RULE = SymbolRule()  # single lowercase letters in unsegmented text; any non-operator word otherwise
+
+
+class InputError(ValueError):
+    """Input the page cannot answer, with a message for the user: for a syntax error, the ``position`` (0-based,
+    as the command line reports it) and the ``source`` text, so that the page can point at it."""
+
+    def __init__(self, message: str, position: int | None = None, source: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.position = position
+        self.source = source
+
+    def __str__(self) -> str:
+        return self.message
+
+
+@dataclass(frozen=True)
+class ReadFormula:
+    """A formula as the page read it: the text typed, its notation and task, the parsed formula, the text the model
+    is given (Polish notation, in the user's names) and its distinct symbols in order of first appearance."""
+
+    source: str
+    notation: str
+    task: str
+    formula: logic.Formula
+    polish: str
+    names: tuple[str, ...]
+
+    @property
+    def size(self) -> int:
+        return self.formula.size
+
+    @property
+    def infix(self) -> str:
+        return logic.format_formula(self.formula, "infix", "file").strip()
+
+
+def _parser(task: str) -> Callable[..., logic.Formula]:
+    return logic.parse_prop if task == "prop" else logic.parse_ltl
+
+
+def read_formula(text: str, task: str | None = None) -> ReadFormula:
+    """Read ``text`` as a formula of ``task`` (``prop``, ``ltl``, or ``None``: propositional if it parses as such, else
+    LTL) in Polish or infix notation, whichever parses (Polish first; a formula such as ``! a`` reads the same in
+    both). An :class:`InputError` says what is wrong: empty or too long input, or the syntax error of the reading
+    that got furthest, with its position."""
+    source = text.strip()
+    if not source:
+        raise InputError("type a formula, e.g. & Rain | Snow ! Wind (Polish) or Rain & (Snow | !Wind) (infix)")
+    if len(source) > MAX_INPUT_CHARS:
+        raise InputError(
+            f"the input has {len(source):,} characters; this page reads formulas of at most {MAX_INPUT_CHARS:,}"
+        )
+    if task is not None and task not in TASKS:
+        raise ValueError(f"unknown task {task!r}; the page answers {', '.join(TASKS)}")
+    tasks = [task] if task is not None else list(TASKS)
+    furthest: logic.LogicSyntaxError | None = None
+    for notation in logic.NOTATIONS:
+        for name in tasks:
+            try:
+                formula = _parser(name)(source, notation, _DEFAULT_RULE)
+            except logic.LogicSyntaxError as error:
+                # The reading that got furthest names the real problem ("& a |": Polish, at the end; "a & (b |":
+                # infix, at the end); on a tie the later one (LTL reads more, infix says more about operands).
+                if furthest is None or error.position >= furthest.position:
+                    furthest = error
+                continue
+            except ValueError as error:  # e.g. an LTL formula too large to rewrite into the model's operators
+                raise InputError(f"cannot read this formula: {error}") from None
+            return _checked(source, notation, name, formula)
+    assert furthest is not None
+    raise syntax_error(furthest, source, task)
+
+
+def syntax_error(error: logic.LogicSyntaxError, source: str, task: str | None = None) -> InputError:
+    """The page's message for a syntax error: the position, what was expected and what was found."""
+    what = f"a {TASK_NAMES[task]} formula" if task is not None else "a formula"
+    message = f"syntax error at position {error.position}: expected {error.expected}, found {error.found}"
+    hint = ""
+    if not any(ch.isspace() for ch in source) and len(source) > 1:
+        hint = " (names other than single lowercase letters need spaces between tokens: & Rain Snow)"
+    return InputError(f"{message}; cannot read this as {what}{hint}", position=error.position, source=source)
+
+
+def _checked(source: str, notation: str, task: str, formula: logic.Formula) -> ReadFormula:
+    if formula.size > MAX_FORMULA_NODES:
+        raise InputError(
+            f"the formula has {formula.size:,} nodes; this page answers formulas of at most {MAX_FORMULA_NODES} "
+            "(the shipped models were trained on formulas of at most 35)"
+        )
+    names = logic.symbols_of(formula)
+    try:
+        polish = logic.format_prop(formula) if task == "prop" else logic.format_ltl(formula)
+    except ValueError as error:  # <-> and xor rewritten into the LTL model's operators can grow too large
+        raise InputError(f"cannot give this formula to the model: {error}") from None
+    return ReadFormula(source, notation, task, formula, polish, names)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Renaming
+# ---------------------------------------------------------------------------------------------------
+def random_renaming(
+    names: Sequence[str], rng: random.Random, style: str = "words", letters: str = LETTERS
+) -> dict[str, str]:
+    """A random one-to-one renaming of ``names`` to other names: words (``RENAMING_WORDS``, numbered where the
+    formula has more symbols than there are words) or single letters drawn from ``letters`` (a fixed-embedding
+    model has rows for its first few letters only). Names are moved to names the formula does not use where there
+    are enough; the result is never the identity when another renaming exists."""
+    if style not in RENAMING_STYLES:
+        raise ValueError(f"unknown renaming style {style!r}; choose one of {', '.join(RENAMING_STYLES)}")
+    names = list(dict.fromkeys(names))
+    if not names:
+        return {}
+    if style == "words":
+        pool = [word for word in RENAMING_WORDS if word not in names]
+        number = 2
+        while len(pool) < len(names):
+            pool += [f"{word}{number}" for word in RENAMING_WORDS if f"{word}{number}" not in names]
+            number += 1
+    else:
+        pool = list(dict.fromkeys(letters))
+        if len(pool) < len(names):
+            raise InputError(
+                f"the formula has {len(names)} symbols, more than the {len(pool)} letters to rename them to; "
+                "rename to words instead"
+            )
+        unused = [letter for letter in pool if letter not in names]
+        # Prefer letters the formula does not use, so that every name visibly changes.
+        pool = unused if len(unused) >= len(names) else pool
+    for _ in range(100):
+        chosen = rng.sample(pool, len(names))
+        mapping = dict(zip(names, chosen))
+        if any(old != new for old, new in mapping.items()):
+            return mapping
+    return mapping  # only the identity fits (one symbol, one letter)
+
+
+def rename_text(text: str, mapping: Mapping[str, str], notation: str = "polish") -> str:
+    """``text`` (a formula, a trace or an assignment) with its symbol names replaced by ``mapping``, keeping the
+    user's spelling, operators and spacing. Text written without spaces gets spaces between its tokens where a new
+    name is longer than one character (without spaces, ``&Cloudb`` would be read letter by letter)."""
+    tokens = [token for token in tokenize(text, notation, _DEFAULT_RULE) if token.kind != "end"]
+    segmented = any(ch.isspace() for ch in text)
+    renamed = [mapping.get(token.value, token.value) if token.kind == "sym" else token.text for token in tokens]
+    if not segmented:
+        if all(len(name) == 1 for token, name in zip(tokens, renamed) if token.kind == "sym"):
+            return "".join(renamed)
+        return " ".join(renamed)
+    out: list[str] = []
+    end = 0
+    for token, new in zip(tokens, renamed):
+        start = token.pos
+        out.append(text[end:start])
+        if token.kind == "sym" and new != token.text:
+            # A name glued to a word character before or after it (infix ``Xa``) is kept apart by a space.
+            if start > 0 and not text[start - 1].isspace() and _word_char(text[start - 1]):
+                new = " " + new
+            after = start + len(token.text)
+            if after < len(text) and _word_char(text[after]):
+                new = new + " "
+        out.append(new)
+        end = token.pos + len(token.text)
+    out.append(text[end:])
+    return "".join(out)
+
+
+def _word_char(ch: str) -> bool:
+    return ch.isalnum() or ch in "_.'"
+
+
+def rename_formula_text(read: ReadFormula, mapping: Mapping[str, str]) -> str:
+    """The formula as the user typed it, renamed by ``mapping``; checked to read back as the renamed formula (else
+    the renamed formula printed in the user's notation)."""
+    expected = logic.rename_formula(read.formula, mapping)
+    text = rename_text(read.source, mapping, read.notation)
+    try:
+        if _parser(read.task)(text, read.notation, _DEFAULT_RULE) == expected:
+            return text
+    except (logic.LogicSyntaxError, ValueError):
+        pass
+    return logic.format_formula(expected, read.notation, "file").strip()
+
+
+def answer_tokens(text: str) -> list[tuple[str, str]] | None:
+    """An answer (an assignment ``Rain 1 Wind 0``, a trace ``a;{1}``, or text that is neither) as its tokens, so
+    that answers compare whatever their spacing; ``None`` where it does not even split into tokens."""
+    try:
+        return [(token.kind, token.value) for token in tokenize(text, "polish", _DEFAULT_RULE)]
+    except logic.LogicSyntaxError:
+        return None
+
+
+def rename_answer(text: str, mapping: Mapping[str, str]) -> str:
+    """An answer with its symbols renamed by ``mapping`` (text that does not split into tokens is returned as is)."""
+    try:
+        return rename_text(text, mapping, "polish")
+    except logic.LogicSyntaxError:
+        return text
+
+
+def same_answer(first: str, second: str) -> bool:
+    """Whether two answers are the same tokens (``a1b0`` and ``a 1 b 0`` are; ``a1b0`` and ``b0a1`` are not: the
+    order the model wrote is part of its answer)."""
+    tokens = answer_tokens(first), answer_tokens(second)
+    if tokens[0] is None or tokens[1] is None:
+        return first.strip() == second.strip()
+    return tokens[0] == tokens[1]
+
+
+def readable_assignment(text: str) -> str | None:
+    """``Rain 1 Wind 0`` as ``Rain = true, Wind = false``; ``None`` for text that is no assignment."""
+    try:
+        assignment = logic.parse_assignment(text, _DEFAULT_RULE)
+    except (logic.LogicSyntaxError, ValueError):
+        return None
+    return ", ".join(f"{name} = {'true' if value else 'false'}" for name, value in assignment.items())
+
+
+def describe_renaming(mapping: Mapping[str, str]) -> str:
+    return ", ".join(f"{old} → {new}" for old, new in mapping.items())
+
+
+# ---------------------------------------------------------------------------------------------------
+# Model folders: what the page lists and shows
+# ---------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ModelEntry:
+    """A model the page offers: its label, its folder (``None``: the shipped model that fits each formula), its
+    task (``None``: either), whether it has fixed symbol embeddings (a baseline that renaming can fool), and
+    whether it ships with the package."""
+
+    label: str
+    folder: Path | None
+    task: str | None
+    fixed: bool = False
+    shipped: bool = False
+
+
+#: The label of the entry that answers with the shipped model that fits each formula.
+AUTOMATIC = "shipped models (chosen for each formula)"
+
+
+def read_config(folder: Path) -> dict:
+    try:
+        return json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as error:
+        raise ValueError(f"{folder}: cannot read its config.json ({error})") from None
+
+
+def describe_folder(folder: str | Path, label: str | None = None) -> ModelEntry:
+    """The entry of a saved model folder (or a training OUTPUT holding one); a ``ValueError`` names what the page
+    cannot use: a missing folder, or a model of another task."""
+    from ..files import resolve_model_folder
+
+    path = resolve_model_folder(str(folder))
+    config = read_config(path)
+    vocabulary = config.get("vocabulary")
+    if vocabulary not in TASKS:
+        raise ValueError(
+            f"{folder}: a {config.get('model_type', 'unknown')} model for {vocabulary or 'an unknown task'}; the web "
+            f"demo answers propositional and LTL models ({', '.join(TASKS)})"
+        )
+    return ModelEntry(label or path.name, path, vocabulary, fixed=config.get("embedding_type") == "fixed")
+
+
+def model_entries(folders: Iterable[str | Path] = ()) -> list[ModelEntry]:
+    """The page's models: the automatic choice, every shipped model, then ``folders`` (labelled by folder name,
+    with the parent's name where two would be equal)."""
+    from ..pretrained import SHIPPED, shipped_model
+
+    entries = [ModelEntry(AUTOMATIC, None, None, shipped=True)]
+    entries += [
+        ModelEntry(name, shipped_model(name), task, shipped=True) for name, task in sorted(SHIPPED.items())
+    ]
+    taken = {entry.label for entry in entries}
+    for folder in folders:
+        entry = describe_folder(folder)
+        label = entry.label
+        if label in taken:
+            assert entry.folder is not None
+            label = f"{entry.folder.parent.name}/{entry.folder.name}"
+        number = 2
+        while label in taken:
+            label, number = f"{entry.label} ({number})", number + 1
+        taken.add(label)
+        entries.append(ModelEntry(label, entry.folder, entry.task, entry.fixed))
+    return entries
+
+
+def card_excerpt(folder: Path, limit: int = 1200) -> str:
+    """The key figures of a model card (``README.md`` in the folder) as Markdown: its title and the first table of
+    its Evaluation section (or that section's first paragraph, or the card's first paragraph where it has none)."""
+    path = folder / "README.md"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return f"`{folder.name}` has no model card (README.md)."
+    text = re.sub(r"\A---\n.*?\n---\n", "", text, flags=re.DOTALL)  # the Hub metadata block
+    lines = text.splitlines()
+    title = next((line[2:].strip() for line in lines if line.startswith("# ")), folder.name)
+    section = _section(lines, "evaluation") or _section(lines, "results")
+    table = _first_table(section)
+    if table:
+        body = "\n".join(table)
+    else:
+        body = _first_paragraph(section) or _first_paragraph(_after_title(lines))
+        if len(body) > limit:
+            body = body[:limit].rsplit(" ", 1)[0] + " …"
+    return f"**{title}**\n\n{body}".strip()
+
+
+def _section(lines: list[str], name: str) -> list[str]:
+    start = next((i for i, line in enumerate(lines) if line.startswith("## ") and name in line.lower()), None)
+    if start is None:
+        return []
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+    return lines[start + 1 : end]
+
+
+def _after_title(lines: list[str]) -> list[str]:
+    start = next((i for i, line in enumerate(lines) if line.startswith("# ")), -1)
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("#")), len(lines))
+    return lines[start + 1 : end]
+
+
+def _first_table(lines: list[str]) -> list[str]:
+    table: list[str] = []
+    for line in lines:
+        if line.lstrip().startswith("|"):
+            table.append(line.strip())
+        elif table:
+            break
+    return table if len(table) >= 2 else []
+
+
+def _first_paragraph(lines: list[str]) -> str:
+    paragraph: list[str] = []
+    in_code = False
+    for line in lines:
+        if line.startswith("```"):
+            in_code = not in_code
+            continue
+        if in_code:
+            continue
+        if line.strip():
+            paragraph.append(line.strip())
+        elif paragraph:
+            break
+    return " ".join(paragraph)
+
+
+def heatmap_image(folder: Path) -> Path | None:
+    """The accuracy heatmap of the model's evaluation in its folder (``heatmap-test.png`` first, as ``symbolinv
+    evaluate`` writes it, then any ``heatmap*.png``), or ``None``."""
+    preferred = folder / "heatmap-test.png"
+    if preferred.is_file():
+        return preferred
+    found = sorted(folder.glob("heatmap*.png"))
+    return found[0] if found else None
+
