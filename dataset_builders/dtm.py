@@ -18,6 +18,7 @@ from .errors import DatasetBuildError, FileLineError, read_text_lines
 from .output import FEATURES, rows_to_dataset
 from .trees import SPLITS
 
+
 class DTMFormatError(FileLineError):
     """A malformed line in an original DTM ``*.jsonl`` file (the message names the file and the line)."""
 

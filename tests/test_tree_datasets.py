@@ -13,8 +13,8 @@ import datasets
 import pytest
 
 import dataset_builders
-from dataset_builders.output import FEATURES
 from dataset_builders.dtm import DTMFormatError
+from dataset_builders.output import FEATURES
 from dataset_builders.trees import SPLITS, check_row, pools, split_sizes
 from hf_symbolinv import logic
 from hf_symbolinv.commands import main
