@@ -100,10 +100,11 @@ def run_one(run: dict, out: Path, data_dir: Path) -> dict | None:
 
     from dataset_builders.trees import structure
     from hf_symbolinv.evaluation.trees import evaluate_tree_model
-    from hf_symbolinv.files import write_text_atomic
     from hf_symbolinv.models.dte import DTEForTreeTransduction
-    from hf_symbolinv.presets import new_model_config, tree_tokenizer
+    from hf_symbolinv.models.dte.family import tree_tokenizer
+    from hf_symbolinv.models.registry import new_model_config
     from hf_symbolinv.training.trees import train_tree_model
+    from hf_symbolinv.utils.files import write_text_atomic
 
     folder = out / "runs" / run["name"]
     report_file = folder / "report.json"
@@ -184,7 +185,7 @@ def cpu_name() -> str:
 
 
 def collect(out: Path, runs: list[dict], data_dir: Path, command: str) -> None:
-    from hf_symbolinv.files import write_text_atomic
+    from hf_symbolinv.utils.files import write_text_atomic
 
     reports = [json.loads(p.read_text()) for p in sorted((out / "runs").glob("*/report.json"))]
     lexical = {task: lexical_check(data_dir, task) for task in TASKS}

@@ -33,7 +33,7 @@ from hf_symbolinv import SymbolInvConfig, SymbolInvForConditionalGeneration, Sym
 from hf_symbolinv.logic import format_prop, random_prop_formula, symbols_of
 from hf_symbolinv.models.folnet import FOLNetConfig
 from hf_symbolinv.models.folnet.modeling_folnet import FOLNetForConditionalGeneration
-from hf_symbolinv.presets import new_model_config
+from hf_symbolinv.models.registry import new_model_config
 
 #: FOLNet's sizes, chosen to match ``prop-best`` (2,906,496 parameters) within a few percent: all seven operators,
 #: and join + assoc only (no bool, so no feed-forward block: wider atoms make up the parameters).

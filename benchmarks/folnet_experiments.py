@@ -33,7 +33,7 @@ from prop_experiments import build_data, evaluate_saved, run_once, train
 
 import dataset_builders
 from hf_symbolinv.evaluation import evaluate_model
-from hf_symbolinv.files import write_text_atomic
+from hf_symbolinv.utils.files import write_text_atomic
 
 # Sizes chosen for nearly equal parameter counts (printed in the results): FOLNet's operators other than join
 # and assoc carry weights of their own, so the join/assoc model is wider.

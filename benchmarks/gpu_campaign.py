@@ -41,7 +41,7 @@ from learning import evaluate_groups, load_for_evaluation, machine, small_tests,
 
 import dataset_builders
 from hf_symbolinv.evaluation import evaluate_model
-from hf_symbolinv.files import write_text_atomic
+from hf_symbolinv.utils.files import write_text_atomic
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 STATE_ROOT = REPOSITORY / "benchmarks" / "results" / "campaign"

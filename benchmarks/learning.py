@@ -39,8 +39,8 @@ import torch
 import dataset_builders
 from hf_symbolinv.commands import main as symbolinv
 from hf_symbolinv.evaluation import evaluate_model
-from hf_symbolinv.files import write_text_atomic
 from hf_symbolinv.training import default_warmup_steps
+from hf_symbolinv.utils.files import write_text_atomic
 
 #: The training recipe every run of this study shares (the package's defaults are what it found).
 STEPS, BATCH, EVAL_EVERY, EVAL_SAMPLES = 7000, 64, 500, 200
@@ -502,7 +502,7 @@ def ship(args: argparse.Namespace) -> int:
     dropped)."""
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
-    from hf_symbolinv.files import save_model_folder
+    from hf_symbolinv.utils.files import save_model_folder
 
     if args.campaign is not None:
         import gpu_campaign
@@ -589,7 +589,7 @@ def ship(args: argparse.Namespace) -> int:
         alpha=", ".join(f"{k} symbols {100 * v:.0f}%" for k, v in sorted(alpha.items())) or "not measured",
     )
     # Like any saved folder, with the model code, so that it loads where the package is not installed
-    # (`python -m hf_symbolinv.check_copies` keeps that code equal to the package's).
+    # (`python -m hf_symbolinv.utils.check_copies` keeps that code equal to the package's).
     save_model_folder(model.half(), tokenizer, args.destination, card)
     print(f"shipped {args.campaign or args.run} as {args.destination}")
     return 0

@@ -34,7 +34,7 @@ import torch
 import dataset_builders
 from hf_symbolinv.commands import main as symbolinv
 from hf_symbolinv.evaluation import evaluate_model
-from hf_symbolinv.files import write_text_atomic
+from hf_symbolinv.utils.files import write_text_atomic
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 from convert_and_finetune import convert_and_finetune  # noqa: E402

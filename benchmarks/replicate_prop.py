@@ -26,8 +26,8 @@ from prop_experiments import build_data, evaluate_tests
 from transformers import Seq2SeqTrainer, Seq2SeqTrainingArguments, set_seed
 
 from hf_symbolinv import SymbolInvConfig, SymbolInvForConditionalGeneration, SymbolInvTokenizer
-from hf_symbolinv.files import save_model_folder, write_text_atomic
 from hf_symbolinv.training import SymbolInvDataCollator, recipe_arguments, tokenize_dataset
+from hf_symbolinv.utils.files import save_model_folder, write_text_atomic
 
 MODELS = {
     "SIT prop-best": dict(preset="prop-best"),

@@ -9,7 +9,7 @@ Configurations (defaults in :data:`CONFIGS`):
 * ``copy-small-grid`` (distinct 1..10 x length 1..20) and ``copy-large-grid`` (distinct 1..26 x
   length 1..100): evaluation grids, 20 strings per feasible cell (distinct <= length).
 
-The strings come from :mod:`hf_symbolinv.copy_task` (the demo's generator), one random stream per
+The strings come from :mod:`hf_symbolinv.tasks.copy` (the demo's generator), one random stream per
 sample index, so the result depends only on the seed. Realising a string is trivial, so it is done
 in the main process whatever ``--workers`` says.
 """
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import datasets
 
-from hf_symbolinv.copy_task import CopySpec, random_copy_string, sample_copy_strings
+from hf_symbolinv.tasks.copy import CopySpec, random_copy_string, sample_copy_strings
 
 from .cards import card_metadata, markdown_table, size_stats
 from .generation import Outcome, default_chunk_size, derived_rng, fingerprint_of, generate, split_rows

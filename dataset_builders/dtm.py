@@ -12,7 +12,7 @@ from typing import Any
 import datasets
 
 from hf_symbolinv.tasks.trees import tree_symbol_names
-from hf_symbolinv.trees import Tree, format_bracketed, parse_bracketed, tree_nodes
+from hf_symbolinv.utils.trees import Tree, format_bracketed, parse_bracketed, tree_nodes
 
 from .errors import DatasetBuildError, FileLineError, read_text_lines
 from .output import FEATURES, rows_to_dataset

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 import datasets
 from tqdm.auto import tqdm
 
-from hf_symbolinv.files import write_atomic, write_text_atomic
+from hf_symbolinv.utils.files import write_atomic, write_text_atomic
 
 from .errors import ParametersChangedError
 from .output import FORMAT_VERSION, STATE_FILE, read_parquet_rows, write_parquet

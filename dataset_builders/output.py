@@ -24,7 +24,7 @@ import datasets
 import pyarrow.parquet as pq
 from filelock import FileLock, Timeout
 
-from hf_symbolinv.files import write_text_atomic
+from hf_symbolinv.utils.files import write_text_atomic
 
 from .errors import EmptyDatasetError, OutputDirError, OutputInUseError, ParametersChangedError, parameters_changed
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from hf_symbolinv.tasks.trees import AGENT_MARKER, DETERMINERS, PASSIVE_AUX, PREPOSITIONS
-from hf_symbolinv.trees import Tree, format_bracketed
+from hf_symbolinv.utils.trees import Tree, format_bracketed
 
 if TYPE_CHECKING:
     from .trees import Pools

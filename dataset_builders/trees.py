@@ -3,7 +3,7 @@
 A reconstruction of the DTM paper's kinds of data (car/cdr selection, active/passive/logical-form sentence
 transformations) from the grammar of :mod:`.sentences` and the word lists of this module, not the original data
 (which :func:`dataset_builders.dtm.load_dtm` reads). Inputs and targets are bracketed binary trees
-(:mod:`hf_symbolinv.trees`; an empty child is ``_``), except ``nnf`` (propositional formulas in Polish notation,
+(:mod:`hf_symbolinv.utils.trees`; an empty child is ``_``), except ``nnf`` (propositional formulas in Polish notation,
 :mod:`hf_symbolinv.tasks.nnf`).
 
 Configurations (task ``tree``; ``nnf``: task ``nnf``):
@@ -67,7 +67,15 @@ from hf_symbolinv.tasks.trees import (
     PREPOSITIONS,
     is_tree_symbol,
 )
-from hf_symbolinv.trees import Tree, format_bracketed, mirror, parse_bracketed, tree_depth, tree_leaves, tree_nodes
+from hf_symbolinv.utils.trees import (
+    Tree,
+    format_bracketed,
+    mirror,
+    parse_bracketed,
+    tree_depth,
+    tree_leaves,
+    tree_nodes,
+)
 
 from .cards import card_metadata, markdown_table
 from .generation import Outcome, default_chunk_size, derived_rng, equal_quotas, fingerprint_of, generate, split_counts

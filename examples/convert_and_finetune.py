@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from hf_symbolinv.commands import main as symbolinv
-from hf_symbolinv.convert import convert_checkpoint
+from hf_symbolinv.models.symbolinv.conversion import convert_checkpoint
 
 
 def convert_and_finetune(

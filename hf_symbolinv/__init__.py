@@ -21,7 +21,7 @@ __version__ = "0.1.0"
 #: Public names of the package's own modules, loaded on first use. The families' public names come from
 #: :mod:`hf_symbolinv.models`, which lists every built-in family.
 _LAZY = {
-    "SymbolRule": "symbols",
+    "SymbolRule": "utils.symbols",
     "PRESETS": "models.symbolinv",  # the SIT's presets, as earlier versions exported them
 }
 
@@ -33,10 +33,46 @@ def register() -> None:
     import_module(f"{__name__}.models")
 
 
+#: Modules that moved, by their old name, and where they are now: ``import hf_symbolinv.files`` and
+#: ``from hf_symbolinv.presets import new_model_config`` keep working (the same module objects).
+MOVED_MODULES = {
+    "files": "utils.files",
+    "symbols": "utils.symbols",
+    "trees": "utils.trees",
+    "check_copies": "utils.check_copies",
+    "model_card": "utils.model_card",
+    "presets": "models.registry",
+    "convert": "models.symbolinv.conversion",
+    "copy_task": "tasks.copy",
+    "multiset": "models.symbolinv.pooling",
+}
+
+
+class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Imports a moved module's old name as the module it is now."""
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        package, _, name = fullname.rpartition(".")
+        if package != __name__ or name not in MOVED_MODULES:
+            return None
+        return importlib.machinery.ModuleSpec(fullname, self)
+
+    def create_module(self, spec: Any) -> Any:
+        return import_module(f"{__name__}.{MOVED_MODULES[spec.name.rpartition('.')[2]]}")
+
+    def exec_module(self, module: Any) -> None:
+        pass  # the module it now is has run already
+
+
+if not any(isinstance(finder, _MovedModules) for finder in sys.meta_path):
+    sys.meta_path.append(_MovedModules())
+
+
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
         return getattr(import_module(f"{__name__}.{_LAZY[name]}"), name)
-    if not name.startswith("_"):
+    # Class and constant names only: ``from hf_symbolinv import logic`` asks for a submodule this way first.
+    if name[:1].isupper():
         models = import_module(f"{__name__}.models")
         if name in models.__all__:
             return getattr(models, name)

@@ -1,4 +1,4 @@
-"""Model card templates (Markdown with ``{placeholders}``), filled in by ``hf_symbolinv.model_card.render_card``:
+"""Model card templates (Markdown with ``{placeholders}``), filled in by ``hf_symbolinv.utils.model_card.render_card``:
 one per family for its trained models (the family's ``family.py`` names it; ``template.md`` is the SIT's), and
 ``demo.md`` (the demo's model) and ``conversion.md`` (converted checkpoints)."""
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from hf_symbolinv import check_copies
+from hf_symbolinv.utils import check_copies
 
 
 def test_every_copy_equals_its_original() -> None:
@@ -26,7 +26,7 @@ def test_a_drifted_copy_is_reported_and_fixed(tmp_path) -> None:
     try:
         problems = check_copies.check(root=package)
         assert any("TIE_BREAK differs" in problem for problem in problems)
-        assert any("symbols.py:1: differs from hf_symbolinv.symbols" in problem for problem in problems)
+        assert any("symbols.py:1: differs from hf_symbolinv.utils.symbols" in problem for problem in problems)
         check_copies.check(fix=True, root=package)
         assert check_copies.check(root=package) == []
         assert "TIE_BREAK = 1e-5" in copied.read_text()

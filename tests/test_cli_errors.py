@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from hf_symbolinv.commands import main
-from hf_symbolinv.files import DestinationInUseError, replace_folder_atomic
+from hf_symbolinv.utils.files import DestinationInUseError, replace_folder_atomic
 
 
 def _fill(staging: Path) -> None:
@@ -105,7 +105,7 @@ def test_a_write_that_fails_names_the_destination_and_leaves_the_old_folder(tmp_
 
 
 def test_a_file_write_that_fails_names_the_destination(tmp_path: Path) -> None:
-    from hf_symbolinv.files import write_atomic
+    from hf_symbolinv.utils.files import write_atomic
 
     (tmp_path / "report.json").write_text("old", encoding="utf-8")
 
@@ -238,7 +238,7 @@ def test_alpha_covariance_options_beyond_the_pool_or_the_tokenizer_are_refused(
 
 
 def _train(data: Path, output: Path, *settings: str, steps: str = "2") -> int:
-    from test_training import TINY
+    from helpers import TINY
 
     return main(
         ["train", "--task", "prop", "--preset", "prop-best", "--data", str(data), "--output", str(output)]
@@ -262,6 +262,7 @@ def test_bad_config_overrides_are_refused_naming_the_field(
     assert not (tmp_path / "run").exists()  # nothing written for a refused command
 
 
+@pytest.mark.slow
 def test_resuming_with_another_architecture_is_refused(prop_data: Path, tmp_path: Path, capsys) -> None:
     output = tmp_path / "run"
     assert _train(prop_data, output, steps="4") == 0
@@ -337,6 +338,7 @@ def test_a_diverging_run_stops_with_an_error_and_saves_no_model(prop_data: Path,
     assert not (output / "model").exists()
 
 
+@pytest.mark.slow
 def test_a_checkpoint_cut_short_while_saved_is_passed_over(prop_data: Path, tmp_path: Path, capsys) -> None:
     output = tmp_path / "run"
     assert _train(prop_data, output, "--eval-steps", "2", steps="4") == 0
@@ -377,6 +379,7 @@ def test_a_folder_that_needs_its_own_code_is_refused_without_a_prompt(
     assert len(captured.err.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_a_model_folder_with_its_evaluation_is_trained_again(prop_data: Path, tmp_path: Path) -> None:
     output = tmp_path / "run"
     assert _train(prop_data, output, steps="2") == 0
@@ -402,6 +405,7 @@ def test_a_tokenizer_with_other_symbol_slots_than_the_model_is_refused(
     assert "10 symbol slots) does not match the model" in err and "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_a_checkpoint_that_cannot_be_written_is_one_line_naming_the_folder(
     prop_data: Path, tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -10,7 +10,7 @@ from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
 from hf_symbolinv import SymbolInvConfig, SymbolInvForConditionalGeneration, SymbolInvTokenizer
 from hf_symbolinv.commands import main
-from hf_symbolinv.convert import convert_checkpoint, convert_family_model
+from hf_symbolinv.models.symbolinv.conversion import convert_checkpoint, convert_family_model
 
 NUM_BASE = 10  # the propositional vocabulary
 TINY = dict(
@@ -184,6 +184,7 @@ def test_cli_converts_a_saved_checkpoint_that_then_loads_with_the_auto_classes(t
     )
 
 
+@pytest.mark.slow
 def test_fine_tuning_a_converted_model_for_one_epoch(prop_data: Path, tmp_path: Path, capsys) -> None:
     source = vanilla(
         rows=3, d_model=32, encoder_attention_heads=4, decoder_attention_heads=4, dropout=0.0, loss_type="cross_entropy"

@@ -115,6 +115,7 @@ def test_config_names_match_the_family_modules() -> None:
 
 
 @pytest.mark.parametrize("name", dataset_builders.CONFIG_NAMES)
+@pytest.mark.slow
 def test_small_build_loads_with_declared_features_and_checked_targets(builds: Builds, name: str) -> None:
     directory = builds(name)
     dataset = _load(directory)
@@ -229,6 +230,7 @@ def test_renamed_symbols_first_appear_in_the_trace_in_order(builds: Builds) -> N
 # ---------------------------------------------------------------------------------------------------
 # Distributions
 # ---------------------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_ltl35_sizes_are_near_uniform_and_operators_follow_the_priorities(tmp_path: Path) -> None:
     total = 5000
     dataset = dataset_builders.build("ltl-35", tmp_path / "ltl", num_samples=total, workers=2, progress=False)
@@ -307,6 +309,7 @@ def test_minimal_assignment_is_minimal_and_canonical() -> None:
 # ---------------------------------------------------------------------------------------------------
 # Determinism, resumption, atomicity
 # ---------------------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_same_seed_different_worker_counts_give_identical_datasets(builds: Builds, tmp_path: Path) -> None:
     one = _load(builds("ltl-35"))  # built with one worker
     two = dataset_builders.build("ltl-35", tmp_path / "ltl", **{**_small_options("ltl-35"), "workers": 2})
@@ -323,6 +326,7 @@ class Interrupted(RuntimeError):
     pass
 
 
+@pytest.mark.slow
 def test_interrupted_build_resumes_to_the_uninterrupted_result(builds: Builds, tmp_path: Path) -> None:
     out = tmp_path / "ltl"
     options = _small_options("ltl-35")

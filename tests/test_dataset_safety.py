@@ -208,6 +208,7 @@ def test_a_second_writer_is_refused_at_once(tmp_path: Path, capsys: pytest.Captu
     assert not (out / LOCK_FILE).exists()
 
 
+@pytest.mark.slow
 def test_two_builds_started_together_never_mix(tmp_path: Path) -> None:
     out = tmp_path / "copy"
     code = "import sys; from hf_symbolinv.commands import main; sys.exit(main(sys.argv[1:]))"
@@ -233,6 +234,7 @@ def test_two_builds_started_together_never_mix(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("point", ["generate", "write"])
+@pytest.mark.slow
 def test_a_build_killed_with_sigkill_resumes_row_for_row_and_never_blocks(tmp_path: Path, point: str) -> None:
     out = tmp_path / "copy"
     holder, _ = _start_holder(tmp_path, out, 0, point)
@@ -262,6 +264,7 @@ def test_a_tiny_build_warns_in_one_line_without_source_lines(tmp_path: Path) -> 
     ]
 
 
+@pytest.mark.slow
 def test_ctrl_c_during_a_parallel_build_says_interrupted_once(tmp_path: Path) -> None:
     out = tmp_path / "prop"
     command = [sys.executable, "-m", "hf_symbolinv.commands", "data", "build", "prop-small", "--out", str(out)]

@@ -38,6 +38,7 @@ def call(tmp_path: Path, minutes: float) -> int:
     )
 
 
+@pytest.mark.slow
 def test_a_run_continues_on_a_bare_machine_from_the_state_folder_and_ends(
     campaign: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -66,6 +67,7 @@ def test_a_run_continues_on_a_bare_machine_from_the_state_folder_and_ends(
         call(tmp_path, 5)
 
 
+@pytest.mark.slow
 def test_a_state_over_the_window_limit_is_kept_without_the_optimizer_and_still_resumes(
     campaign: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

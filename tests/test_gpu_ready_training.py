@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from test_training import TINY
+from helpers import TINY
 
 from hf_symbolinv.commands import main
 from hf_symbolinv.training import grouping_key
@@ -79,6 +79,7 @@ def _train(prop_data: Path, output: Path, *extra: str) -> int:
     )
 
 
+@pytest.mark.slow
 def test_cli_bf16_grouped_training_stops_at_the_time_limit_and_resumes(prop_data: Path, tmp_path: Path, capsys) -> None:
     output = tmp_path / "run"
     # A limit shorter than one step: the run stops after its first step, with a checkpoint.

@@ -36,6 +36,7 @@ def test_shipped_checkpoint_is_small_half_precision_and_loads(name: str) -> None
     assert "symbolinv train" in card and "correct" in card and f'shipped_model("{name}")' in card
 
 
+@pytest.mark.slow
 def test_a_shipped_folder_loads_where_the_package_is_not_installed(tmp_path) -> None:
     import subprocess
     import sys
@@ -101,6 +102,7 @@ def test_solve_without_a_model_answers_an_ltl_formula_with_the_ltl_model(capsys:
     assert "trace:" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_solve_runs_on_one_thread_unless_told(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
     before = torch.get_num_threads()
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
@@ -153,6 +155,7 @@ def test_solve_refuses_unspaced_names_it_cannot_split_naming_the_remedy(capsys: 
     assert "found 'α'" in err and "--symbols" in err and "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_the_pipeline_answers_on_one_thread_and_gives_the_threads_back(monkeypatch: pytest.MonkeyPatch) -> None:
     from transformers import pipeline
 

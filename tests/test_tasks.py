@@ -107,8 +107,8 @@ def test_a_propositional_answer_is_budgeted_by_the_symbols_of_its_input(monkeypa
     from transformers import AutoModelForSeq2SeqLM
 
     from hf_symbolinv.evaluation import evaluate as evaluation
+    from hf_symbolinv.models.registry import new_model_config
     from hf_symbolinv.models.symbolinv.tokenization_symbolinv import SymbolInvTokenizer
-    from hf_symbolinv.presets import new_model_config
 
     budget = get_task("prop").answer_budget
     assert budget("&ab") == 5 and budget("|a&b!c") == 7  # symbol and value per symbol, and the end

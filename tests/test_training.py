@@ -10,6 +10,7 @@ from pathlib import Path
 import datasets
 import pytest
 import torch
+from helpers import TINY, tiny_overrides
 from transformers import AutoModelForSeq2SeqLM, Seq2SeqTrainer, Seq2SeqTrainingArguments
 
 from hf_symbolinv import SymbolInvConfig, SymbolInvForConditionalGeneration, SymbolInvTokenizer
@@ -24,21 +25,6 @@ from hf_symbolinv.evaluation import (
 from hf_symbolinv.training import SymbolInvDataCollator, semantic_metrics, tokenize_dataset
 
 REPO = Path(__file__).resolve().parents[1]
-TINY = [
-    "d_model=32",
-    "encoder_layers=1",
-    "decoder_layers=1",
-    "encoder_attention_heads=4",
-    "decoder_attention_heads=4",
-    "encoder_ffn_dim=64",
-    "decoder_ffn_dim=64",
-    "dropout=0.0",
-    'loss_type="cross_entropy"',
-]
-
-
-def tiny_overrides() -> dict:
-    return {k: json.loads(v) for k, v in (pair.split("=", 1) for pair in TINY)}
 
 
 def _losses(log_history: list[dict]) -> list[float]:
@@ -131,6 +117,7 @@ def test_gradient_accumulation_counts_tokens_not_batches(prop_data: Path) -> Non
 # --------------------------------------------------------------------------------------------------
 # Accelerate
 # --------------------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_accelerate_example_trains_saves_and_resumes(prop_data: Path, tmp_path: Path) -> None:
     output = tmp_path / "accelerate"
     common = [
@@ -254,6 +241,7 @@ def test_sit_alpha_covariance_is_one_and_fixed_baseline_can_be_lower(prop_data: 
 # --------------------------------------------------------------------------------------------------
 # The model subcommands
 # --------------------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_cli_train_evaluate_and_solve(prop_data: Path, tmp_path: Path, capsys) -> None:
     output = tmp_path / "cli"
     assert (

@@ -21,7 +21,7 @@ from hf_symbolinv.commands import main
 from hf_symbolinv.logic import And, Atom, Const, Not, Or
 from hf_symbolinv.tasks import get_task, task_for_vocabulary
 from hf_symbolinv.tasks.trees import TREE_BASE_LABELS, TREE_SYMBOL_PATTERN, tree_symbol_names
-from hf_symbolinv.trees import parse_bracketed
+from hf_symbolinv.utils.trees import parse_bracketed
 
 SAMPLES = 60  # 48/6/6 rows in distribution, 6 per OOD split
 TREE_CONFIGS = [name for name in dataset_builders.TREE_CONFIG_NAMES if name != "nnf"]

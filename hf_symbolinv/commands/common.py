@@ -184,8 +184,8 @@ def save_trained_model(
     eval_name: str | None,
 ) -> int:
     """Save a trained model of any family to OUTPUT/model with its tokenizer and a model card, and say so."""
-    from ..files import save_model_folder
-    from ..model_card import fill_model_card
+    from ..utils.files import save_model_folder
+    from ..utils.model_card import fill_model_card
 
     card = fill_model_card(
         model.config,
@@ -215,7 +215,7 @@ def load_data(path: str, task: str, split: str | None = None, flag: str = "--dat
     the first split) are judged as answers of ``task``."""
     import datasets
 
-    from ..files import PathProblem, check_input_folder
+    from ..utils.files import PathProblem, check_input_folder
 
     folder = check_input_folder(path, flag, "a dataset folder written by `symbolinv data build`")
     try:
@@ -246,7 +246,7 @@ def load_data(path: str, task: str, split: str | None = None, flag: str = "--dat
 
 def load_split(path: str, task: str, split: str, limit: int | None = None) -> Any:
     """The split ``split`` of the data folder ``path`` (its first ``limit`` rows), refused naming the splits there."""
-    from ..files import PathProblem
+    from ..utils.files import PathProblem
 
     dataset = load_data(path, task, split)
     if split not in dataset:

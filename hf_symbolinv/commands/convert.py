@@ -36,8 +36,8 @@ def add_convert_parser(subparsers: Subparsers) -> None:
 
 
 def run_convert(args: argparse.Namespace) -> int:
-    from ..convert import convert_checkpoint
-    from ..files import check_model_destination
+    from ..models.symbolinv.conversion import convert_checkpoint
+    from ..utils.files import check_model_destination
 
     source = Path(args.source)
     # A Hub id has one slash at most and no leading "." or "/"; anything else is meant as a local folder,

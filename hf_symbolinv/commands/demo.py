@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..copy_task import (
+from ..tasks.copy import (
     LETTERS,
     CopySpec,
     exact_match,
@@ -28,14 +28,14 @@ from ..copy_task import (
     mean_edit_distance,
     sample_copy_strings,
 )
-from ..files import (
+from ..utils.files import (
     check_model_destination,
     check_output_file,
     check_output_folder,
     save_model_folder,
     write_text_atomic,
 )
-from ..model_card import render_card
+from ..utils.model_card import render_card
 from .common import Subparsers, positive_int
 
 #: Characters of the training data. Letters have fixed symbol slots (a -> 0 ... e -> 4), so a

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..files import resolve_model_folder
+from ..utils.files import resolve_model_folder
 from .common import Subparsers, positive_int
 
 #: ``evaluate --alpha-symbols``: the symbol counts at which alpha-covariance is measured unless told otherwise.
@@ -51,8 +51,8 @@ def add_evaluate_parser(subparsers: Subparsers) -> None:
 
 
 def run_evaluate(args: argparse.Namespace) -> int:
-    from ..files import check_output_file
     from ..models.registry import folder_route
+    from ..utils.files import check_output_file
 
     folder = resolve_model_folder(args.model)
     report_path = Path(args.report) if args.report else folder / f"eval-{args.split}.json"

@@ -178,8 +178,8 @@ def evaluate_seq2seq(args: argparse.Namespace, folder: Path, report_path: Path, 
     import json
 
     from ..evaluation import evaluate_model, save_heatmap
-    from ..files import record_written, write_text_atomic
     from ..models.folders import load_model
+    from ..utils.files import record_written, write_text_atomic
 
     model, tokenizer, folder = load_model(str(folder))
     capacity = getattr(tokenizer, "max_symbols", None)

@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from ..files import resolve_model_folder
+from ..utils.files import resolve_model_folder
 from .common import Subparsers, positive_int
 
 

@@ -7,8 +7,8 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..files import resolve_model_folder
 from ..tasks import task_names
+from ..utils.files import resolve_model_folder
 from .common import Subparsers, field_value, fraction, non_negative_int, positive_float, positive_int
 
 if TYPE_CHECKING:
@@ -121,8 +121,8 @@ FAMILY_OPTIONS = ("embedding_type",)
 def run_train(args: argparse.Namespace) -> int:
     from transformers import set_seed
 
-    from ..files import PathProblem, check_model_destination, check_output_folder
     from ..models.registry import families, family_of_preset, folder_route, get_route
+    from ..utils.files import PathProblem, check_model_destination, check_output_folder
     from .common import check_overrides
 
     output = Path(args.output)

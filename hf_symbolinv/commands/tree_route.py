@@ -121,8 +121,8 @@ def train_tree(args: argparse.Namespace, output: Path, config: Any, init_folder:
 def evaluate_tree(args: argparse.Namespace, folder: Path, report_path: Path, heatmap_path: Path) -> int:
     """Evaluate a tree model on a split: correct, exact, invalid, by input size, the steps it ran (no heatmap)."""
     from ..evaluation.trees import evaluate_tree_model
-    from ..files import record_written, write_text_atomic
     from ..training.trees import check_tree_rows
+    from ..utils.files import record_written, write_text_atomic
 
     model, tokenizer = load_tree_folder(folder)
     task = _task_of(model.config)

@@ -18,8 +18,8 @@ from typing import Any
 
 import torch
 
-from ..files import write_atomic, write_text_atomic
 from ..tasks import Judgement, get_task
+from ..utils.files import write_atomic, write_text_atomic
 from .metrics import alpha_covariance_by_renaming
 
 

@@ -43,7 +43,7 @@ class Solver:
     ``model`` is ``None``; models are loaded on first use and kept."""
 
     def __init__(self, model: str | Path | None = None) -> None:
-        from ..files import resolve_model_folder
+        from ..utils.files import resolve_model_folder
 
         self.folder = resolve_model_folder(str(model)) if model is not None else None
         self._loaded: dict[Path, tuple[Any, str]] = {}
@@ -113,7 +113,7 @@ class Solver:
 
 
 def _symbol_rule(pattern: str | None) -> Any:
-    from ..symbols import SymbolRule
+    from ..utils.symbols import SymbolRule
 
     return SymbolRule(pattern=pattern) if pattern else None
 
@@ -124,7 +124,7 @@ def in_model_operators(source: str, task: str, pattern: str | None) -> str:
     read are passed on unchanged (the pipeline then names what is wrong)."""
     from ..logic import LogicSyntaxError, format_ltl, format_prop, parse_ltl, parse_prop
     from ..models.symbolinv.pipeline_symbolinv import IDENTIFIER_PATTERN
-    from ..symbols import SymbolRule
+    from ..utils.symbols import SymbolRule
 
     printers = {"prop": (parse_prop, format_prop), "ltl": (parse_ltl, format_ltl)}
     if task not in printers:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import string
 from collections.abc import Iterable, Mapping, Sequence
 
-from ..symbols import SymbolRule
+from ..utils.symbols import SymbolRule
 from .formula import Assignment, Atom, Formula, Trace, rename_nodes
 from .notation import (
     LogicSyntaxError,

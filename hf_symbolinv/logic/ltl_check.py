@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 
-from ..symbols import SymbolRule
+from ..utils.symbols import SymbolRule
 from .formula import Formula, Trace
 from .ltl_core import (
     _LAZY_CHECK,

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from enum import Enum
 
-from ..symbols import SymbolRule
+from ..utils.symbols import SymbolRule
 from .formula import Atom, Formula, Trace
 from .notation import parse_ltl, parse_trace
 

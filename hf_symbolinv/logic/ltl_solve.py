@@ -7,7 +7,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 
-from ..symbols import SymbolRule
+from ..utils.symbols import SymbolRule
 from .formula import Atom, Formula, Not, Trace, conjunction
 from .ltl_check import _trace_has_counterexample
 from .ltl_core import (

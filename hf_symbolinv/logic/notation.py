@@ -10,7 +10,7 @@ Notations
 * ``"infix"`` (Spot's syntax): ``a & X b``; traces ``a; a & b; cycle{b}``.
 
 Lexing follows the spec: text without whitespace is read character by character, except where
-the :class:`~hf_symbolinv.symbols.SymbolRule` matches a longer name (greedy); text with
+the :class:`~hf_symbolinv.utils.symbols.SymbolRule` matches a longer name (greedy); text with
 whitespace is read as whitespace/punctuation-separated words, and any word that is not an
 operator is a symbol name (in infix, a word such as ``Xa`` or ``GFp12`` is read as unary
 operators applied to a name, as Spot does). Printing uses no separators when every token is one
@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import NamedTuple
 
-from ..symbols import SymbolRule
+from ..utils.symbols import SymbolRule
 from .formula import (
     FALSE,
     TRUE,

@@ -20,7 +20,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
-from ..symbols import SymbolRule
+from ..utils.symbols import SymbolRule
 from .formula import Assignment, Atom, Formula
 from .ltl_core import _NoGC, _patterns  # truth-table patterns and GC pause, shared with the LTL engine
 from .notation import parse_assignment, parse_prop

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..files import resolve_model_folder
+from ..utils.files import resolve_model_folder
 
 
 def load_model(path: str, **kwargs: Any) -> tuple[Any, Any, Path]:

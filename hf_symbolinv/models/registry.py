@@ -147,6 +147,19 @@ def family_of_preset(preset: str) -> Family:
     raise ValueError(f"unknown preset {preset!r}; choose one of {', '.join(names)}")
 
 
+def new_model_config(preset: str, task: str, **overrides: Any) -> Any:
+    """The config of a new model of ``preset`` (any family's) for ``task``, with ``overrides`` (config fields);
+    ``ValueError`` naming the preset, the task or the field."""
+    family = family_of_preset(preset)
+    family.check_task(task, f"preset `{preset}`")
+    return family.new_config(preset, task, overrides, {})
+
+
+def preset_config_class(preset: str) -> type:
+    """The config class of ``preset``'s family; ``ValueError`` naming the presets for an unknown one."""
+    return family_of_preset(preset).config_class
+
+
 def preset_names() -> list[str]:
     """Every registered family's preset names, sorted."""
     return sorted(name for family in families() for name in family.presets)
@@ -208,6 +221,8 @@ __all__ = [
     "folder_route",
     "get_family",
     "get_route",
+    "new_model_config",
+    "preset_config_class",
     "preset_names",
     "register_family",
     "register_route",

@@ -1,7 +1,7 @@
 """Tree-to-tree transduction (the Differentiable Tree Machine / Tree Experts family): a bracketed binary tree ->
 another bracketed binary tree.
 
-Written form: :mod:`hf_symbolinv.trees` (``(S (NP the dog) (VP chased (NP the cat)))``, an empty child ``_``).
+Written form: :mod:`hf_symbolinv.utils.trees` (``(S (NP the dog) (VP chased (NP the cat)))``, an empty child ``_``).
 The datasets (``car-cdr-seq``, ``tree-reverse``, the sentence transformations; :mod:`dataset_builders.trees`)
 each apply one transformation; the task does not know which, so an answer is judged against the reference:
 correct iff the predicted tree equals it (whitespace does not matter, the tree does).
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-from ..trees import parse_bracketed, tree_leaves, tree_nodes
+from ..utils.trees import parse_bracketed, tree_leaves, tree_nodes
 from . import Judgement, Task, register_task
 
 #: The phrase labels of the sentence grammar, of its logical forms and of the random trees.

@@ -28,7 +28,7 @@ from hf_symbolinv.logic import (
     parse_prop,
     parse_trace,
 )
-from hf_symbolinv.symbols import SymbolRule
+from hf_symbolinv.utils.symbols import SymbolRule
 
 a, b, c = Atom("a"), Atom("b"), Atom("c")
 

@@ -132,6 +132,7 @@ def toy_family(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
         del sys.modules[name]
 
 
+@pytest.mark.slow
 def test_a_new_family_trains_evaluates_saves_and_loads_with_the_cli_unchanged(
     toy_family, prop_data: Path, tmp_path: Path, capsys
 ) -> None:
@@ -158,7 +159,7 @@ def test_a_new_family_trains_evaluates_saves_and_loads_with_the_cli_unchanged(
                  "--alpha-symbols", "3", "--alpha-samples", "2", "--max-perm", "2", "--report", str(report),
                  "--heatmap", str(tmp_path / "heatmap.png")]) == 0  # fmt: skip
     written = json.loads(report.read_text())
-    assert written["count"] == 6 and 0.0 <= written["invalid"] <= 1.0 and "alpha_covariance" in written
+    assert written["count"] == 6 and set(written["alpha_covariance"]) == {"3"}
 
     capsys.readouterr()
     assert main(["solve", str(model_folder), "& a | b c"]) == 0

@@ -93,6 +93,7 @@ class ModelTesterMixin(ModelFactories):
         self.save(self.make_model(), tmp_path)
         assert set(os.listdir(tmp_path)) == set(self.expected_saved_files)
 
+    @pytest.mark.slow
     def test_loads_where_the_package_cannot_be_imported(self, tmp_path) -> None:
         model = self.make_model()
         inputs = self.make_inputs(model)
@@ -319,6 +320,7 @@ class StrictLoadingTesterMixin(ModelFactories):
         self.save(model, folder)
         return model, inputs, self.logits(model, inputs)
 
+    @pytest.mark.slow
     def test_every_config_field_mutated_loads_identically_or_fails_naming_the_field(self, tmp_path) -> None:
         import json
 

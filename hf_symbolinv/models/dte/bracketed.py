@@ -1,4 +1,4 @@
-# Copied from hf_symbolinv.trees
+# Copied from hf_symbolinv.utils.trees
 """Binary trees as bracketed strings, in plain Python: the one home of the tree helpers (parse, format, depth, nodes,
 leaves, mirror), used by the tree tasks, the dataset builders and the tree family, whose Hub folder holds a checked
 copy.

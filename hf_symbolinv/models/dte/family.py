@@ -64,7 +64,7 @@ def new_tokenizer(config: Any, task: str) -> Any:
 
 
 def card(config: Any, task: str, fields: dict[str, Any]) -> str:
-    from ...model_card import render_card
+    from ...utils.model_card import render_card
 
     architecture = DTE_ARCHITECTURES[(config.controller, config.termination)]
     experts = f"sparse, top {config.top_k}" if config.top_k < config.num_experts else "dense"

@@ -52,7 +52,7 @@ def new_tokenizer(config: Any, task: str) -> Any:
 
 
 def card(config: Any, task: str, fields: dict[str, Any]) -> str:
-    from ...model_card import render_card
+    from ...utils.model_card import render_card
 
     invariant = bool(config.symbol_invariant)
     relations = ["clipped relative distance"]

@@ -57,7 +57,7 @@ def new_tokenizer(config: Any, task: str) -> Any:
 
 
 def card(config: Any, task: str, fields: dict[str, Any]) -> str:
-    from ...model_card import render_card
+    from ...utils.model_card import render_card
 
     embedding_description = EMBEDDING_DESCRIPTIONS[config.embedding_type]
     aggregated = any(code.endswith("A") for code in config.attention_codes)

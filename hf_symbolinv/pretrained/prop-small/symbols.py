@@ -1,4 +1,4 @@
-# Copied from hf_symbolinv.symbols
+# Copied from hf_symbolinv.utils.symbols
 """What counts as an interchangeable symbol, and which slot each symbol takes.
 
 This module is the one place that defines the symbol rules. It is imported by the tokenizer

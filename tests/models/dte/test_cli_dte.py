@@ -8,13 +8,16 @@ from pathlib import Path
 
 import pytest
 import torch
-from test_modeling_dte import SOURCES, mirror, tokenizer, trained_model
+from helpers import DTE_SOURCES as SOURCES
+from helpers import dte_tokenizer as tokenizer
+from helpers import dte_trained_model as trained_model
+from helpers import mirror_text as mirror
 
 from hf_symbolinv.commands import main
 from hf_symbolinv.evaluation import trees as tree_evaluation
 from hf_symbolinv.evaluation.trees import evaluate_tree_model
 from hf_symbolinv.models.dte import DTEForTreeTransduction
-from hf_symbolinv.trees import parse_bracketed
+from hf_symbolinv.utils.trees import parse_bracketed
 
 TINY = ["max_depth=5", "num_steps=3", "d_model=16", "num_heads=2", "ffn_dim=32", "filler_dim=8"]
 
@@ -52,6 +55,7 @@ def test_max_depth_is_refused_for_other_configurations(tmp_path: Path, capsys) -
     assert not (tmp_path / "t").exists()
 
 
+@pytest.mark.slow
 def test_a_dte_preset_trains_evaluates_and_fine_tunes(tree_data: Path, tmp_path: Path, capsys) -> None:
     output = tmp_path / "run"
     assert _train(tree_data, output, "tdte-small", "--set", "num_experts=2", "top_k=1") == 0

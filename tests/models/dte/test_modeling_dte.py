@@ -3,72 +3,20 @@ sparse routing against a dense reference, the sluggish termination's labels, tra
 
 from __future__ import annotations
 
-import copy
-import functools
-
 import pytest
 import torch
 from datasets import Dataset
+from helpers import DTE_BASE_LABELS as BASE_LABELS
+from helpers import DTE_SOURCES as SOURCES
+from helpers import dte_tiny_model as tiny_model
+from helpers import dte_tokenizer as tokenizer
+from helpers import dte_trained_model as trained_model
+from helpers import mirror_text as mirror
 from testers import ModelTesterMixin, RenamingInvarianceTesterMixin, StrictLoadingTesterMixin
 from transformers import Trainer, TrainingArguments
 
-from hf_symbolinv.models.dte import DTEConfig, DTEForTreeTransduction, DTETreeTokenizer
-from hf_symbolinv.trees import format_bracketed, parse_bracketed
-
-BASE_LABELS = ["f", "g", "h"]
-SOURCES = ["(f a (g b c))", "(g (f x y) z)", "(f p q)", "(h (g a b) (f c a))"]
-
-
-def tokenizer(max_depth: int = 3) -> DTETreeTokenizer:
-    return DTETreeTokenizer(BASE_LABELS, max_depth=max_depth, max_symbols=8)
-
-
-def tiny_config(**overrides) -> DTEConfig:
-    values = dict(
-        vocab_size=tokenizer().vocab_size,
-        max_depth=3,
-        max_symbols=8,
-        num_steps=4,
-        filler_dim=8,
-        d_model=16,
-        num_heads=2,
-        ffn_dim=32,
-        num_experts=4,
-        top_k=4,
-    )
-    values.update(overrides)
-    return DTEConfig(**values)
-
-
-def tiny_model(**overrides) -> DTEForTreeTransduction:
-    torch.manual_seed(0)
-    return DTEForTreeTransduction(tiny_config(**overrides)).eval()
-
-
-@functools.cache
-def _trained(**overrides) -> DTEForTreeTransduction:
-    model = tiny_model(**overrides).train()
-    batch = tokenizer(max_depth=model.config.max_depth)(SOURCES, [mirror(text) for text in SOURCES])
-    batch.pop("symbol_names")
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
-    for _ in range(30):
-        optimizer.zero_grad()
-        model(**batch).loss.backward()
-        optimizer.step()
-    return model.eval()
-
-
-def trained_model(**overrides) -> DTEForTreeTransduction:
-    """A tiny model trained 30 steps on mirroring SOURCES: an untrained one answers empty trees (its blended
-    trees are far from every filler), which would make the renaming tests vacuous."""
-    return copy.deepcopy(_trained(**overrides))
-
-
-def mirror(text: str) -> str:
-    def flip(node):
-        return node if node is None or isinstance(node, str) else (node[0], flip(node[2]), flip(node[1]))
-
-    return format_bracketed(flip(parse_bracketed(text)))
+from hf_symbolinv.models.dte import DTEForTreeTransduction, DTETreeTokenizer
+from hf_symbolinv.utils.trees import format_bracketed, parse_bracketed
 
 
 def model_inputs(texts: list[str]) -> tuple[dict, list[list[str]]]:
@@ -337,6 +285,7 @@ def test_trainer_trains_and_the_loss_falls(tmp_path, controller, termination, to
     assert sum(losses[-5:]) / 5 < 0.7 * sum(losses[:5]) / 5, losses
 
 
+@pytest.mark.slow
 def test_the_pipeline_answers_like_the_model_and_loads_without_the_package(tmp_path):
     model = trained_model(controller="dte", top_k=2)
     tok = tokenizer()

@@ -136,6 +136,7 @@ class TestFOLNetStrictLoading(StrictLoadingTesterMixin):
     make_inputs = TestFOLNetSeq2SeqProperties.make_inputs
 
 
+@pytest.mark.slow
 def test_every_class_loads_without_the_package(tmp_path) -> None:
     """The tester's remote-code property for the four classes at once (one subprocess, not four: each
     costs a fresh import of torch and transformers): ``save_pretrained`` writes auto_map and the family's

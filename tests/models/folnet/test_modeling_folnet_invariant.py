@@ -157,6 +157,7 @@ class TestFOLNetInvariantProperties(ModelTesterMixin, GenerationTesterMixin, Ren
         return bool((sequences >= NUM_BASE).any())
 
 
+@pytest.mark.slow
 def test_the_non_invariant_folnet_fails_the_renaming_tests() -> None:
     """The negative control: the same tests on FOLNet with a learned embedding per symbol slot must fail."""
 

@@ -618,6 +618,7 @@ def test_tokenizer_model_and_collator_work_together() -> None:
     assert torch.isfinite(out.loss)
 
 
+@pytest.mark.slow
 def test_saved_folder_loads_without_the_package_and_runs_the_pipeline(tmp_path) -> None:
     model = trained_tiny("ltl-best")
     tokenizer = SymbolInvTokenizer.from_preset("ltl")

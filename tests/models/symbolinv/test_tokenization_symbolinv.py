@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from transformers import DataCollatorForSeq2Seq
 
 from hf_symbolinv.models.symbolinv.tokenization_symbolinv import SymbolInvTokenizer
-from hf_symbolinv.symbols import SymbolRule
+from hf_symbolinv.utils.symbols import SymbolRule
 
 LTL_N, PROP_N, COPY_N = 13, 10, 3
 REPO = str(Path(__file__).resolve().parents[1])
@@ -368,6 +368,7 @@ def test_copy_default_rule_roundtrip(tmp_path: Path) -> None:
     assert loaded("bXb")["input_ids"] == tok("bXb")["input_ids"] == [COPY_N + 1, COPY_N + 0, COPY_N + 1, 1]
 
 
+@pytest.mark.slow
 def test_auto_tokenizer_remote_code_without_repo_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # register_for_auto_class sets a class attribute; monkeypatch restores it for the other tests.
     monkeypatch.setattr(SymbolInvTokenizer, "_auto_class", None)

@@ -368,6 +368,7 @@ def test_save_and_reload_round_trip(wrapper, tokenizer, tmp_path):
     assert reloaded_tokenizer("& c d")["input_ids"] == tokenizer("& c d")["input_ids"]
 
 
+@pytest.mark.slow
 def test_saved_folder_loads_without_the_package(wrapper, tokenizer, tmp_path):
     wrapper.save_pretrained(tmp_path)
     input_ids = ids("& c | d ! c e")

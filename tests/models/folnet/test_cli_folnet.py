@@ -10,7 +10,7 @@ import pytest
 
 import dataset_builders
 from hf_symbolinv.commands import main
-from hf_symbolinv.presets import new_model_config
+from hf_symbolinv.models.registry import new_model_config
 
 TINY = ["num_layers=1", "decoder_layers=1", "num_heads=2", "head_dim=8", "binary_dim=4", "ffn_dim=16"]
 
@@ -29,6 +29,7 @@ def _train(data: Path, output: Path, *settings: str, task: str = "kinship", pres
     return main([*argv, "--set", *tiny, *settings])
 
 
+@pytest.mark.slow
 def test_a_folnet_preset_trains_evaluates_and_solves(kinship_data: Path, tmp_path: Path, capsys) -> None:
     output = tmp_path / "run"
     assert _train(kinship_data, output, "symbol_invariant=true", "operators=join,assoc,bool") == 0
@@ -54,7 +55,9 @@ def test_a_folnet_preset_trains_evaluates_and_solves(kinship_data: Path, tmp_pat
     report = json.loads((model / "eval-test.json").read_text())
     # Measured (an untrained model's near-tied pointer scores make its exact value a matter of float rounding;
     # the invariance itself is checked exactly in tests/models/folnet).
-    assert report["count"] == 12 and 0.0 <= report["alpha_covariance"]["3"] <= 1.0
+    # Up to 3 inputs of 3 symbols, 4 renamings each: the mean of fractions of agreeing renamings out of 4.
+    covariance = report["alpha_covariance"]["3"]
+    assert report["count"] == 12 and any(abs(n * covariance - round(n * covariance)) < 1e-9 for n in (4, 8, 12))
     capsys.readouterr()
     assert main(["solve", str(output), "ann father bo , bo sister cy ? ann cy", "--beam", "1"]) == 0
     printed = capsys.readouterr().out

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .tasks import get_task
+from ..tasks import get_task
 
 
 def evaluation_table(report: Mapping[str, Any] | None, split: str = "test") -> str:
@@ -61,7 +61,7 @@ def fill_model_card(
 ) -> str:
     """The model card of a trained model of any family, from its config and (optionally) its evaluation: the fields
     every card has, then the family's own (its ``family.py`` ``card``)."""
-    from .models.registry import get_family
+    from ..models.registry import get_family
 
     about = get_task(task)
     fields = dict(

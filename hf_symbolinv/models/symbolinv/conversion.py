@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .model_card import render_card
+from ...utils.model_card import render_card
 
 #: Embedding types whose symbols have one learned row each: the ones a conversion can start from.
 CONVERTIBLE_EMBEDDINGS = ("fixed", "alpha_renaming")
@@ -116,8 +116,8 @@ def convert_family_model(
 
     import torch
 
-    from .models.symbolinv.modeling_symbolinv import SymbolInvForConditionalGeneration
-    from .models.symbolinv.tokenization_symbolinv import SymbolInvTokenizer
+    from .modeling_symbolinv import SymbolInvForConditionalGeneration
+    from .tokenization_symbolinv import SymbolInvTokenizer
 
     config = model.config
     if config.embedding_type == "streams":
@@ -220,7 +220,7 @@ def convert_checkpoint(
     """
     from transformers import AutoConfig, AutoTokenizer
 
-    from .files import save_model_folder
+    from ...utils.files import save_model_folder
 
     source = str(source)
     if Path(destination).resolve() == Path(source).resolve():
@@ -230,7 +230,7 @@ def convert_checkpoint(
     except (OSError, ValueError) as error:
         raise ValueError(f"cannot read a model config from {source!r}: {error}") from error
     if config.model_type == "symbolinv":
-        from .models.symbolinv.modeling_symbolinv import SymbolInvForConditionalGeneration
+        from .modeling_symbolinv import SymbolInvForConditionalGeneration
 
         model = SymbolInvForConditionalGeneration.from_pretrained(source)
         tokenizer = AutoTokenizer.from_pretrained(source)
@@ -244,7 +244,7 @@ def convert_checkpoint(
                 "conversion needs an AutoModelForSeq2SeqLM checkpoint (BART, Marian, M2M100, T5, ...) "
                 "or a fixed-embedding symbolinv model"
             )
-        from .models.symbolinv_wrapper.modeling_symbolinv_wrapper import SymbolInvWrapperForConditionalGeneration
+        from ..symbolinv_wrapper.modeling_symbolinv_wrapper import SymbolInvWrapperForConditionalGeneration
 
         tokenizer = AutoTokenizer.from_pretrained(source)
         converted, new_tokenizer = SymbolInvWrapperForConditionalGeneration.from_seq2seq(

@@ -6,10 +6,10 @@ need exists twice, on purpose. Each copy is marked, in the style of transformers
 
 * ``# Copied from hf_symbolinv.models.symbolinv.streams.first_appearance_streams`` on the line before a
   top-level function, class or assignment: that definition must equal the original's source;
-* ``# Copied from hf_symbolinv.symbols`` (a module, no object) as the first line of a file: the rest of
+* ``# Copied from hf_symbolinv.utils.symbols`` (a module, no object) as the first line of a file: the rest of
   the file must equal the original module's text.
 
-Run ``python -m hf_symbolinv.check_copies`` (exit status 1 and one line per drifted copy) or
+Run ``python -m hf_symbolinv.utils.check_copies`` (exit status 1 and one line per drifted copy) or
 ``--fix`` to rewrite the copies from their originals. The test suite runs the check.
 """
 
@@ -22,9 +22,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-PACKAGE_ROOT = Path(__file__).resolve().parent
+PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 #: Files of a family folder that are the package's, not the Hub's: a saved folder never carries them.
-PACKAGE_ONLY_FILES = ("__init__.py", "family.py")
+PACKAGE_ONLY_FILES = ("__init__.py", "family.py", "conversion.py")
 MARKER = re.compile(r"^# Copied from (hf_symbolinv(?:\.\w+)+)\s*$")
 
 
