@@ -72,7 +72,7 @@ _LAZY = {
     "push_dataset": ".hub",
     "is_built_dataset": ".output",
     "DeepLTLFormatError": ".deepltl",
-    "DTMFormatError": ".trees",
+    "DTMFormatError": ".dtm",
     "DatasetBuildError": ".errors",
     "OutputDirError": ".errors",
     "OutputInUseError": ".errors",

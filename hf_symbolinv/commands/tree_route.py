@@ -1,5 +1,5 @@
-"""The ``tree`` route: training, evaluating and asking the tree family (DTM, DTE, Terminating DTE; tasks ``tree`` and
-``nnf``), whose models hold trees, not token sequences.
+"""The ``tree`` route: training, evaluating and asking models that hold trees, not token sequences (tasks ``tree`` and
+``nnf``).
 
 The route trains with the plain ``Trainer`` (the loss is inside the model, the batches are trees, there is no
 generation) and judges by tree match (and, for ``nnf``, semantic equivalence by the logic engine).

@@ -8,8 +8,9 @@ and evaluation look a family up by ``config.json``'s ``model_type`` (or a preset
 family's class; a new family is one folder plus one registration (``hf_symbolinv/models/__init__.py`` imports the
 built-in ones).
 
-Routes register separately (:func:`register_route`): the SIT, FOLNet and the wrapper share the ``seq2seq`` route,
-the DTE family has the ``tree`` route. This module imports neither torch nor transformers.
+Routes register separately (:func:`register_route`): a family names its route (``seq2seq`` for models that
+generate token sequences, ``tree`` for models that hold trees), and the route's module says how such models are
+trained, evaluated and asked.
 """
 
 from __future__ import annotations
