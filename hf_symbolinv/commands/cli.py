@@ -22,6 +22,7 @@ from .demo import add_demo_parser
 from .evaluate import add_evaluate_parser
 from .solve import add_solve_parser
 from .train import add_train_parser
+from .web import add_web_parser
 
 #: One parser-building function per subcommand, in the order ``--help`` lists them.
 SUBCOMMANDS: list[Callable[[Subparsers], None]] = [
@@ -31,6 +32,7 @@ SUBCOMMANDS: list[Callable[[Subparsers], None]] = [
     add_evaluate_parser,
     add_solve_parser,
     add_convert_parser,
+    add_web_parser,
 ]
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from .. import logic
 from ..logic.notation import tokenize
-from ..symbols import SymbolRule
+from ..utils.symbols import SymbolRule
 
 #: The longest input the page reads, in characters: longer text is refused before it is parsed.
 MAX_INPUT_CHARS = 2000
@@ -67,10 +67,23 @@ RENAMING_WORDS = (
     "Sparrow",
 )
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
+#: The page's examples to click: Polish and infix, propositional and LTL, an unsatisfiable formula, in many names.
+EXAMPLES = (
+    "& Rain | Snow ! Wind",
+    "Rain & (Snow | !Wind)",
+    "| & alarm ! door & door light",
+    "& Sunny ! Sunny",
+    "U waiting granted",
+    "request U (granted & X done)",
+    "& G F tick G ! error",
+    "& X busy X ! busy",
+)
 #: The renaming styles the page offers: other words, or other single letters.
 RENAMING_STYLES = ("words", "letters")
 
 _DEFAULT_RULE = SymbolRule()  # single lowercase letters in unsegmented text; any non-operator word otherwise
+#: A name as the pipeline reads names in whitespace-separated text (a letter or underscore first).
+_NAME = re.compile(r"[^\W\d][\w.']*")
 
 
 class InputError(ValueError):
@@ -141,6 +154,9 @@ def read_formula(text: str, task: str | None = None) -> ReadFormula:
             except ValueError as error:  # e.g. an LTL formula too large to rewrite into the model's operators
                 raise InputError(f"cannot read this formula: {error}") from None
             return _checked(source, notation, name, formula)
+    if _NAME.fullmatch(source):
+        # One word alone ("Rain"): text without spaces is read letter by letter; as a word it is one name.
+        return _checked(source, "polish", tasks[0], _parser(tasks[0])(source + " ", "polish", _DEFAULT_RULE))
     assert furthest is not None
     raise syntax_error(furthest, source, task)
 
@@ -218,7 +234,14 @@ def rename_text(text: str, mapping: Mapping[str, str], notation: str = "polish")
     if not segmented:
         if all(len(name) == 1 for token, name in zip(tokens, renamed) if token.kind == "sym"):
             return "".join(renamed)
-        return " ".join(renamed)
+        if len(renamed) == 1:
+            return renamed[0]  # one name alone: read_formula reads a lone word as a name
+        # Whitespace makes every word a name; in infix, "!" and parentheses stay glued to what they enclose.
+        out = renamed[0]
+        for before, token, word in zip(tokens, tokens[1:], renamed[1:]):
+            glued = notation == "infix" and (before.text in ("(", "!") or token.text == ")")
+            out += word if glued else " " + word
+        return out
     out: list[str] = []
     end = 0
     for token, new in zip(tokens, renamed):
@@ -264,11 +287,15 @@ def answer_tokens(text: str) -> list[tuple[str, str]] | None:
 
 
 def rename_answer(text: str, mapping: Mapping[str, str]) -> str:
-    """An answer with its symbols renamed by ``mapping`` (text that does not split into tokens is returned as is)."""
+    """An answer with its symbols renamed by ``mapping``, spaced as the model writes answers: without spaces when
+    every token is one character (``a1b0``), else with single spaces (``Rain 1 Wind 0``). Text that does not split
+    into tokens is returned as it is."""
     try:
-        return rename_text(text, mapping, "polish")
+        tokens = [token for token in tokenize(text, "polish", _DEFAULT_RULE) if token.kind != "end"]
     except logic.LogicSyntaxError:
         return text
+    words = [mapping.get(token.value, token.value) if token.kind == "sym" else token.text for token in tokens]
+    return "".join(words) if all(len(word) == 1 for word in words) else " ".join(words)
 
 
 def same_answer(first: str, second: str) -> bool:
@@ -310,7 +337,7 @@ class ModelEntry:
 
 
 #: The label of the entry that answers with the shipped model that fits each formula.
-AUTOMATIC = "shipped models (chosen for each formula)"
+AUTOMATIC = "automatic (shipped models)"
 
 
 def read_config(folder: Path) -> dict:
@@ -323,7 +350,7 @@ def read_config(folder: Path) -> dict:
 def describe_folder(folder: str | Path, label: str | None = None) -> ModelEntry:
     """The entry of a saved model folder (or a training OUTPUT holding one); a ``ValueError`` names what the page
     cannot use: a missing folder, or a model of another task."""
-    from ..files import resolve_model_folder
+    from ..utils.files import resolve_model_folder
 
     path = resolve_model_folder(str(folder))
     config = read_config(path)
@@ -333,7 +360,9 @@ def describe_folder(folder: str | Path, label: str | None = None) -> ModelEntry:
             f"{folder}: a {config.get('model_type', 'unknown')} model for {vocabulary or 'an unknown task'}; the web "
             f"demo answers propositional and LTL models ({', '.join(TASKS)})"
         )
-    return ModelEntry(label or path.name, path, vocabulary, fixed=config.get("embedding_type") == "fixed")
+    # A training OUTPUT keeps its model in OUTPUT/model: the OUTPUT's name says which model it is.
+    name = path.parent.name if path.name == "model" and path.parent.name else path.name
+    return ModelEntry(label or name, path, vocabulary, fixed=config.get("embedding_type") == "fixed")
 
 
 def model_entries(folders: Iterable[str | Path] = ()) -> list[ModelEntry]:
@@ -342,9 +371,7 @@ def model_entries(folders: Iterable[str | Path] = ()) -> list[ModelEntry]:
     from ..pretrained import SHIPPED, shipped_model
 
     entries = [ModelEntry(AUTOMATIC, None, None, shipped=True)]
-    entries += [
-        ModelEntry(name, shipped_model(name), task, shipped=True) for name, task in sorted(SHIPPED.items())
-    ]
+    entries += [ModelEntry(name, shipped_model(name), task, shipped=True) for name, task in sorted(SHIPPED.items())]
     taken = {entry.label for entry in entries}
     for folder in folders:
         entry = describe_folder(folder)
@@ -430,4 +457,3 @@ def heatmap_image(folder: Path) -> Path | None:
         return preferred
     found = sorted(folder.glob("heatmap*.png"))
     return found[0] if found else None
-

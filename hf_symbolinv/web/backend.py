@@ -1,0 +1,277 @@
+"""The web demo's work, without Gradio: answering a formula with a model and renaming its symbols, each request
+under a time limit, several at once.
+
+:class:`DemoBackend` keeps one :class:`~hf_symbolinv.evaluation.solve.Solver` (each model loaded once) and answers
+with the model the page chose. Requests run in worker threads: the checkers and exact solvers of different
+requests run side by side, while each model generates for one request at a time (its calls are a few
+milliseconds; a shared model is not documented as safe to call from two threads at once).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from ..evaluation.solve import Answer, Solution, Solver
+from .core import (
+    AUTOMATIC,
+    LETTERS,
+    InputError,
+    ModelEntry,
+    ReadFormula,
+    model_entries,
+    random_renaming,
+    read_config,
+    read_formula,
+    rename_answer,
+    rename_formula_text,
+    same_answer,
+)
+
+#: Seconds one request may take before the page says so (the LTL exact solver alone may take 5).
+REQUEST_TIME_LIMIT = 30.0
+#: Beam width of every answer (the shipped models' cards are measured at beam 3); wider when more answers are asked.
+BEAM = 3
+#: The most answers the page asks for.
+MAX_TOP_N = 5
+#: Worker threads: more than Gradio's concurrency limit, so that requests past their time limit (which finish in
+#: the background: a thread cannot be stopped) leave room for new ones.
+WORKERS = 8
+
+T = TypeVar("T")
+
+
+class RequestTimeout(InputError):
+    """A request that took longer than the page's time limit."""
+
+
+@dataclass(frozen=True)
+class AnswerView:
+    """What the page shows for one formula: how it was read, which model answered, the answers with the
+    checker's verdicts, and the exact solver's verdict on satisfiability."""
+
+    read: ReadFormula
+    model: ModelEntry
+    folder: Path
+    solution: Solution
+
+    @property
+    def answers(self) -> list[Answer]:
+        return self.solution.answers
+
+
+@dataclass(frozen=True)
+class RenamedAnswers:
+    """One model's first answer to the formula, that answer renamed, and its first answer to the renamed formula;
+    ``error`` instead where the model cannot read one of them (a fixed-embedding model has rows for a few symbols
+    only)."""
+
+    model: ModelEntry
+    folder: Path | None
+    original: Answer | None = None
+    expected: str | None = None
+    renamed: Answer | None = None
+    error: str | None = None
+
+    @property
+    def follows(self) -> bool:
+        """Whether renaming the first answer gives the second: the answer was renamed with the formula."""
+        return (
+            self.error is None
+            and self.expected is not None
+            and self.renamed is not None
+            and same_answer(self.expected, self.renamed.text)
+        )
+
+
+@dataclass(frozen=True)
+class RenameView:
+    """A random renaming of the formula's symbols and what the chosen model (and every fixed-embedding model
+    loaded for the same task) answers before and after it."""
+
+    read: ReadFormula
+    mapping: dict[str, str]
+    renamed_formula: str
+    style: str
+    results: list[RenamedAnswers] = field(default_factory=list)
+
+
+class _LockedPipeline:
+    """A pipeline that generates for one caller at a time."""
+
+    def __init__(self, pipe: Any) -> None:
+        self._pipe = pipe
+        self._lock = threading.Lock()
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            return self._pipe(*args, **kwargs)
+
+
+class _ThreadSafeSolver(Solver):
+    """A :class:`Solver` whose models load once even when two requests ask at the same time, and generate for one
+    request at a time."""
+
+    def __init__(self) -> None:
+        super().__init__(None)
+        self._load_lock = threading.Lock()
+        self._locked: dict[Path, tuple[_LockedPipeline, str]] = {}
+
+    def pipeline(self, folder: Path) -> tuple[Any, str]:
+        with self._load_lock:
+            if folder not in self._locked:
+                pipe, task = super().pipeline(folder)
+                self._locked[folder] = (_LockedPipeline(pipe), task)
+            return self._locked[folder]
+
+
+def set_threads(threads: int | None = None) -> None:
+    """One torch thread per request unless told otherwise: each request answers one small input, requests run side
+    by side, and more threads per request only spin against each other on a small machine (``OMP_NUM_THREADS``, where
+    set, is the user's choice and stays)."""
+    if threads is None and "OMP_NUM_THREADS" in os.environ:
+        return
+    import torch
+
+    torch.set_num_threads(threads or 1)
+
+
+class DemoBackend:
+    """Answers and renamings for the page, with the models of ``model_entries(folders)``."""
+
+    def __init__(
+        self,
+        folders: Iterable[str | Path] = (),
+        time_limit: float = REQUEST_TIME_LIMIT,
+        workers: int = WORKERS,
+    ) -> None:
+        self.entries = model_entries(folders)
+        self.time_limit = time_limit
+        self.solver = _ThreadSafeSolver()
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="symbolinv-web")
+
+    # --- models --------------------------------------------------------------------------------------
+    @property
+    def labels(self) -> list[str]:
+        return [entry.label for entry in self.entries]
+
+    def entry(self, label: str | None) -> ModelEntry:
+        for entry in self.entries:
+            if entry.label == (label or AUTOMATIC):
+                return entry
+        raise InputError(f"no model {label!r} on this page; choose one of: {', '.join(self.labels)}")
+
+    @property
+    def fixed_entries(self) -> list[ModelEntry]:
+        return [entry for entry in self.entries if entry.fixed]
+
+    def folder_for(self, entry: ModelEntry, read: ReadFormula) -> Path:
+        """The folder that answers ``read`` for ``entry``: its own, or the shipped model for the formula's task
+        and size."""
+        if entry.folder is not None:
+            return entry.folder
+        from ..pretrained import model_for
+
+        return model_for(read.task, read.size)
+
+    def warm_up(self, formulas: Sequence[str] = ("& a | b ! c", "U a X b")) -> None:
+        """Load the models the page answers with by default and answer one formula each, so that the first
+        visitor does not wait for them."""
+        for text in formulas:
+            self.answer(text)
+
+    # --- requests -------------------------------------------------------------------------------------
+    def answer(self, text: str, label: str | None = None, top_n: int = 3) -> AnswerView:
+        """The chosen model's ``top_n`` answers to ``text``, judged (an :class:`InputError` for input the page cannot
+        answer, a :class:`RequestTimeout` past the time limit)."""
+        entry = self.entry(label)
+        top_n = max(1, min(int(top_n), MAX_TOP_N))
+        return self._limited(lambda: self._answer(text, entry, top_n))
+
+    def rename(
+        self, text: str, label: str | None = None, style: str = "words", rng: random.Random | None = None
+    ) -> RenameView:
+        """A random renaming of the formula's symbols, and the answers of the chosen model and of every
+        fixed-embedding model for the same task, before and after it."""
+        entry = self.entry(label)
+        rng = rng if rng is not None else random.Random()
+        return self._limited(lambda: self._rename(text, entry, style, rng))
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    # --- the work -------------------------------------------------------------------------------------
+    def _limited(self, work: Callable[[], T]) -> T:
+        future = self._pool.submit(work)
+        try:
+            return future.result(timeout=self.time_limit)
+        except FutureTimeout:
+            future.cancel()
+            raise RequestTimeout(
+                f"this request took longer than {self.time_limit:g} s, the page's limit; try a smaller formula"
+            ) from None
+
+    def _read(self, text: str, entry: ModelEntry) -> ReadFormula:
+        return read_formula(text, entry.task)
+
+    def _solve(self, read: ReadFormula, folder: Path, top_n: int) -> Solution:
+        try:
+            return self.solver.solve(read.polish, beam=max(BEAM, top_n), top_n=top_n, folder=folder)
+        except RecursionError:
+            raise InputError("the formula nests too deeply for the checker; try a smaller one") from None
+        except ValueError as error:
+            # The model's own limits (more distinct symbols than it has streams or rows, ...): one line.
+            message = str(error).splitlines()[0] if str(error) else type(error).__name__
+            if len(message) > 300:
+                message = message[:300] + " …"
+            raise InputError(f"the model cannot answer this input: {message}") from None
+
+    def _answer(self, text: str, entry: ModelEntry, top_n: int) -> AnswerView:
+        read = self._read(text, entry)
+        folder = self.folder_for(entry, read)
+        return AnswerView(read, entry, folder, self._solve(read, folder, top_n))
+
+    def _rename(self, text: str, entry: ModelEntry, style: str, rng: random.Random) -> RenameView:
+        read = self._read(text, entry)
+        if not read.names:
+            raise InputError("this formula has no symbols to rename")
+        others = [
+            fixed for fixed in self.fixed_entries if fixed.label != entry.label and fixed.task in (None, read.task)
+        ]
+        letters = LETTERS
+        rows = [self._symbol_rows(fixed) for fixed in ([entry] if entry.fixed else []) + others]
+        rows = [count for count in rows if count is not None and count >= len(read.names)]
+        if style == "letters" and rows:
+            letters = LETTERS[: min(rows)]  # letters every fixed-embedding model has rows for
+        mapping = random_renaming(read.names, rng, style, letters)
+        renamed_text = rename_formula_text(read, mapping)
+        renamed_read = read_formula(renamed_text, read.task)
+        results = [self._renamed_answers(entry, read, renamed_read, mapping)]
+        results += [self._renamed_answers(fixed, read, renamed_read, mapping) for fixed in others]
+        return RenameView(read, mapping, renamed_text, style, results)
+
+    def _renamed_answers(
+        self, entry: ModelEntry, read: ReadFormula, renamed: ReadFormula, mapping: dict[str, str]
+    ) -> RenamedAnswers:
+        folder = self.folder_for(entry, read)
+        try:
+            original = self._solve(read, folder, 1).answers[0]
+            answer = self._solve(renamed, folder, 1).answers[0]
+        except InputError as error:
+            return RenamedAnswers(entry, folder, error=error.message)
+        return RenamedAnswers(entry, folder, original, rename_answer(original.text, mapping), answer)
+
+    @staticmethod
+    def _symbol_rows(entry: ModelEntry) -> int | None:
+        """How many symbols a fixed-embedding model has rows for (``None`` when not recorded)."""
+        if entry.folder is None:
+            return None
+        rows = read_config(entry.folder).get("num_symbol_embeddings")
+        return int(rows) if isinstance(rows, int) else None
