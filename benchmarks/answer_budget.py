@@ -23,7 +23,7 @@ from datasets import load_dataset
 from learning import machine
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
-from hf_symbolinv.evaluation.evaluate import generate_answers
+from hf_symbolinv.evaluation.seq2seq import generate_answers
 from hf_symbolinv.models.registry import new_model_config
 from hf_symbolinv.models.symbolinv.tokenization_symbolinv import SymbolInvTokenizer
 from hf_symbolinv.tasks import get_task

@@ -99,11 +99,11 @@ def run_one(run: dict, out: Path, data_dir: Path) -> dict | None:
     from transformers import set_seed
 
     from dataset_builders.trees import structure
-    from hf_symbolinv.evaluation.trees import evaluate_tree_model
+    from hf_symbolinv.evaluation.tree import evaluate_tree_model
     from hf_symbolinv.models.dte import DTEForTreeTransduction
     from hf_symbolinv.models.dte.family import tree_tokenizer
     from hf_symbolinv.models.registry import new_model_config
-    from hf_symbolinv.training.trees import train_tree_model
+    from hf_symbolinv.training.tree import train_tree_model
     from hf_symbolinv.utils.files import write_text_atomic
 
     folder = out / "runs" / run["name"]

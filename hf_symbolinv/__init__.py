@@ -45,6 +45,9 @@ MOVED_MODULES = {
     "convert": "models.symbolinv.conversion",
     "copy_task": "tasks.copy",
     "multiset": "models.symbolinv.pooling",
+    "evaluation.evaluate": "evaluation.seq2seq",
+    "evaluation.trees": "evaluation.tree",
+    "training.trees": "training.tree",
 }
 
 
@@ -52,13 +55,12 @@ class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Imports a moved module's old name as the module it is now."""
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
-        package, _, name = fullname.rpartition(".")
-        if package != __name__ or name not in MOVED_MODULES:
+        if not fullname.startswith(f"{__name__}.") or fullname[len(__name__) + 1 :] not in MOVED_MODULES:
             return None
         return importlib.machinery.ModuleSpec(fullname, self)
 
     def create_module(self, spec: Any) -> Any:
-        return import_module(f"{__name__}.{MOVED_MODULES[spec.name.rpartition('.')[2]]}")
+        return import_module(f"{__name__}.{MOVED_MODULES[spec.name[len(__name__) + 1 :]]}")
 
     def exec_module(self, module: Any) -> None:
         pass  # the module it now is has run already

@@ -106,7 +106,7 @@ def test_a_propositional_answer_is_budgeted_by_the_symbols_of_its_input(monkeypa
     import torch
     from transformers import AutoModelForSeq2SeqLM
 
-    from hf_symbolinv.evaluation import evaluate as evaluation
+    from hf_symbolinv.evaluation import seq2seq as evaluation
     from hf_symbolinv.models.registry import new_model_config
     from hf_symbolinv.models.symbolinv.tokenization_symbolinv import SymbolInvTokenizer
 

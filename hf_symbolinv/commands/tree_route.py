@@ -58,9 +58,9 @@ def train_tree(args: argparse.Namespace, output: Path, config: Any, init_folder:
     """Train a tree model: a new one of ``config`` or the one saved in ``init_folder``."""
     from transformers import AutoModel
 
-    from ..evaluation.trees import evaluate_tree_model
+    from ..evaluation.tree import evaluate_tree_model
     from ..models.registry import get_family
-    from ..training.trees import check_tree_rows, train_tree_model
+    from ..training.tree import check_tree_rows, train_tree_model
 
     if init_folder is not None:
         model, tokenizer = load_tree_folder(init_folder)
@@ -120,8 +120,8 @@ def train_tree(args: argparse.Namespace, output: Path, config: Any, init_folder:
 
 def evaluate_tree(args: argparse.Namespace, folder: Path, report_path: Path, heatmap_path: Path) -> int:
     """Evaluate a tree model on a split: correct, exact, invalid, by input size, the steps it ran (no heatmap)."""
-    from ..evaluation.trees import evaluate_tree_model
-    from ..training.trees import check_tree_rows
+    from ..evaluation.tree import evaluate_tree_model
+    from ..training.tree import check_tree_rows
     from ..utils.files import record_written, write_text_atomic
 
     model, tokenizer = load_tree_folder(folder)
@@ -150,7 +150,7 @@ def evaluate_tree(args: argparse.Namespace, folder: Path, report_path: Path, hea
 def solve_tree(folder: Path, text: str) -> int:
     """Print a tree model's answer to one input; for ``nnf`` also the logic engine's verdict (the tree
     task has no checker without a reference)."""
-    from ..evaluation.trees import predict_trees
+    from ..evaluation.tree import predict_trees
     from ..tasks import get_task
 
     model, tokenizer = load_tree_folder(folder)

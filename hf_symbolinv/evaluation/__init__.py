@@ -1,8 +1,8 @@
-"""Evaluation: judging answers with the task's checker, generating answers, alpha-covariance, reports and
-heatmaps (``evaluate.py``), and the model-free metrics (``metrics.py``: alpha-covariance over renamings,
-edit distance).
+"""Evaluation, by route: judging answers with the task's checker, generating answers, alpha-covariance, reports and
+heatmaps (``seq2seq.py``), the tree models' answers (``tree.py``), answering one input (``solve.py``), and the
+model-free metrics (``metrics.py``: alpha-covariance over renamings, edit distance).
 
-The names of ``evaluate.py`` are re-exported lazily: it imports torch, and ``metrics`` (used by the copy
+The names of ``seq2seq.py`` are re-exported lazily: it imports torch, and ``metrics`` (used by the copy
 task, which the light CLI path reaches) must stay importable without it.
 """
 
@@ -32,5 +32,5 @@ __all__ = ["alpha_covariance", "alpha_covariance_by_renaming", "edit_distance", 
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
-        return getattr(importlib.import_module(".evaluate", __name__), name)
+        return getattr(importlib.import_module(".seq2seq", __name__), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

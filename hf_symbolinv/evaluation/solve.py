@@ -84,7 +84,7 @@ class Solver:
         ``ValueError`` names what is wrong with an input the model cannot read (with the position for a syntax
         error)."""
         from .. import logic
-        from .evaluate import judge
+        from .seq2seq import judge
 
         folder = folder if folder is not None else self.model_folder(text, task, symbols)
         pipe, task_name = self.pipeline(folder)

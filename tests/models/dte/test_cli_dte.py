@@ -14,8 +14,8 @@ from helpers import dte_trained_model as trained_model
 from helpers import mirror_text as mirror
 
 from hf_symbolinv.commands import main
-from hf_symbolinv.evaluation import trees as tree_evaluation
-from hf_symbolinv.evaluation.trees import evaluate_tree_model
+from hf_symbolinv.evaluation import tree as tree_evaluation
+from hf_symbolinv.evaluation.tree import evaluate_tree_model
 from hf_symbolinv.models.dte import DTEForTreeTransduction
 from hf_symbolinv.utils.trees import parse_bracketed
 

@@ -1,4 +1,4 @@
-"""Evaluating a tree-family model (DTM, DTE, Terminating DTE): the answer is the tree the model holds after its
+"""The ``tree`` route's evaluation: the answer is the tree the model holds after its
 last step, read position by position; it is judged by the task's judge (``tree``: the same tree as the
 reference; ``nnf``: a formula in negation normal form equivalent to the source, by the logic engine) and
 compared with the reference tree (exact).

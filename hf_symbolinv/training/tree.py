@@ -1,6 +1,6 @@
-"""Training the tree family (DTM, DTE, Terminating DTE) with the Hugging Face ``Trainer``.
+"""The ``tree`` route's training with the Hugging Face ``Trainer``: models that hold trees (tasks ``tree``, ``nnf``).
 
-The DTE models are not sequence-to-sequence models: a batch is two trees per sample, encoded by the family's
+These models are not sequence-to-sequence models: a batch is two trees per sample, encoded by the family's
 tokenizer as fixed-size position arrays, and the loss is computed inside the model. So the plain ``Trainer``
 runs them, with a collator that tokenizes the text pairs of a batch (the dataset stays text: no tokenized copy
 to store, and the tokenizer's errors name the row). Checkpoints resume as in ``symbolinv train``.
@@ -13,7 +13,7 @@ from typing import Any
 
 from transformers import Trainer, TrainingArguments
 
-from . import StopOnNonFinite, TimeLimit, recipe_arguments, resume_point
+from .common import StopOnNonFinite, TimeLimit, recipe_arguments, resume_point
 
 
 class TreeDataCollator:

@@ -1,0 +1,119 @@
+"""What every route's training shares: the reference recipe and its warm-up, the time limit, the stop on a loss or
+weight that is no longer finite, and where a run resumes."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from transformers import TrainerCallback
+
+#: The training recipe of the reference implementation, in ``TrainingArguments`` terms: AdamW (lr 1e-3,
+#: betas (0.9, 0.95), weight decay 0.1), a cosine schedule with 5% warm-up, gradient clipping at 1.0. Every
+#: training entry point (``symbolinv train``, the demo, the Accelerate example, the benchmarks) takes it
+#: from here.
+RECIPE: dict[str, Any] = {
+    "learning_rate": 1e-3,
+    "adam_beta1": 0.9,
+    "adam_beta2": 0.95,
+    "weight_decay": 0.1,
+    "lr_scheduler_type": "cosine",
+    "warmup_steps": 0.05,  # a fraction of max_steps
+    "max_grad_norm": 1.0,
+}
+
+
+#: ``symbolinv train``'s warm-up for the seq2seq families: the reference code's 1,000 steps (a run shorter than 5,000
+#: steps warms up over its first fifth), the recipe the shipped ``*-small`` models were trained with. The tree family
+#: keeps :data:`RECIPE`'s 5%.
+REFERENCE_WARMUP_STEPS = 1000
+
+
+def default_warmup_steps(max_steps: int) -> int:
+    """The warm-up of a ``max_steps`` run of ``symbolinv train``: :data:`REFERENCE_WARMUP_STEPS`, or a fifth of a
+    shorter run."""
+    return max(1, min(REFERENCE_WARMUP_STEPS, max_steps // 5))
+
+
+def recipe_arguments(**overrides: Any) -> dict[str, Any]:
+    """``TrainingArguments`` keyword arguments of the recipe, with ``overrides`` (e.g. ``learning_rate``)."""
+    unknown = sorted(set(overrides) - set(RECIPE))
+    if unknown:
+        raise ValueError(f"not a field of the training recipe: {', '.join(unknown)} (fields: {', '.join(RECIPE)})")
+    return {**RECIPE, **{key: value for key, value in overrides.items() if value is not None}}
+
+
+class TimeLimit(TrainerCallback):
+    """Stops training after ``seconds`` of wall-clock time, at the end of a step, and saves a checkpoint
+    there, so that the same command resumes it: long runs fit machines that are lent for a while."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.start = time.monotonic()
+        self.stopped_at: int | None = None
+
+    def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self.start = time.monotonic()
+
+    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        if time.monotonic() - self.start >= self.seconds and state.global_step < state.max_steps:
+            control.should_training_stop = True
+            control.should_save = True
+            self.stopped_at = state.global_step
+
+
+def resume_point(checkpoints: str | os.PathLike, announce: bool = True) -> Path | None:
+    """The newest complete checkpoint in ``checkpoints`` (None: none, start afresh). The Trainer writes
+    ``trainer_state.json`` last, so a checkpoint without a readable one was cut short (a kill during the write) and
+    is passed over, with a note naming it."""
+    folder = Path(checkpoints)
+    found = sorted(folder.glob("checkpoint-*"), key=_checkpoint_step) if folder.is_dir() else []
+    skipped = []
+    for checkpoint in reversed(found):
+        try:
+            json.loads((checkpoint / "trainer_state.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            skipped.append(checkpoint.name)
+            continue
+        if skipped and announce:
+            print(f"resuming from {checkpoint}: {', '.join(skipped)} is incomplete (cut short while saved)")
+        return checkpoint
+    if skipped and announce:
+        print(f"starting afresh: {', '.join(skipped)} in {folder} is incomplete (cut short while saved)")
+    return None
+
+
+def _checkpoint_step(checkpoint: Path) -> int:
+    step = checkpoint.name.rpartition("-")[2]
+    return int(step) if step.isdigit() else -1
+
+
+class TrainingDiverged(ValueError):
+    """The loss, the gradient norm or a weight became NaN or infinite: the run stops and saves no model."""
+
+
+class StopOnNonFinite(TrainerCallback):
+    """Stops a run at the first logged step whose loss or gradient norm is NaN or infinite, or whose weights are
+    (checked at every log: the Trainer's own logging replaces a NaN loss by the window's mean). Raising leaves the
+    Trainer before it saves a model; the checkpoints saved so far stay for diagnosis."""
+
+    def __init__(self, checkpoints: str | None = None) -> None:
+        self.checkpoints = checkpoints
+
+    def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        logs = logs or {}
+        bad = [f"{key} {logs[key]}" for key in ("loss", "grad_norm") if key in logs and not math.isfinite(logs[key])]
+        model = kwargs.get("model")
+        if not bad and model is not None:
+            weights = model.named_parameters()
+            bad = [f"weight {name}" for name, value in weights if not bool(value.detach().isfinite().all())][:1]
+        if bad:
+            kept = f"; the checkpoints in {self.checkpoints} are kept for diagnosis" if self.checkpoints else ""
+            raise TrainingDiverged(
+                f"training diverged at step {state.global_step} ({', '.join(bad)} is not finite): no model was "
+                f"saved{kept}; try a lower --lr"
+            )
