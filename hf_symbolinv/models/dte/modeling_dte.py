@@ -45,6 +45,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 from transformers import PreTrainedModel
+from transformers import initialization as init
 from transformers.modeling_layers import GradientCheckpointingLayer
 from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
 from transformers.utils import ModelOutput
@@ -192,31 +193,33 @@ class DTEPreTrainedModel(StrictLoadingMixin, PreTrainedModel):
     _supports_attention_backend = False
 
     def _init_weights(self, module: nn.Module) -> None:
+        # transformers' initialization helpers leave a weight alone once it was loaded from a checkpoint.
         if isinstance(module, nn.Linear):
-            nn.init.normal_(module.weight, std=0.02)
+            init.normal_(module.weight, std=0.02)
             if module.bias is not None:
-                nn.init.zeros_(module.bias)
+                init.zeros_(module.bias)
         elif isinstance(module, nn.Embedding):
             # Unit-variance fillers: labels start far apart (squared distance ~2 x filler_dim), so the
             # empty positions of a tree cost nothing from the start and the nodes dominate the loss.
-            nn.init.normal_(module.weight, std=1.0)
+            init.normal_(module.weight, std=1.0)
             if module.padding_idx is not None:
-                with torch.no_grad():
-                    module.weight[module.padding_idx].zero_()
+                weight = module.weight.detach().clone()
+                weight[module.padding_idx] = 0.0
+                init.copy_(module.weight, weight)
         elif isinstance(module, nn.LayerNorm):
-            nn.init.ones_(module.weight)
-            nn.init.zeros_(module.bias)
+            init.ones_(module.weight)
+            init.zeros_(module.bias)
         elif isinstance(module, TreeInterpreter):
-            module.reset_operators()
+            module.reset_operators()  # buffers that follow from max_depth, never saved: always computed
         elif isinstance(module, DTEForTreeTransduction):
-            nn.init.normal_(module.special_tokens, std=0.02)
-            nn.init.zeros_(module.logit_scale)
+            init.normal_(module.special_tokens, std=0.02)
+            init.zeros_(module.logit_scale)
             if module.damper is not None:
                 # Small values, the last step a little ahead: training starts from the full number of steps.
                 for predictor in (module.damper, module.explorer):
-                    nn.init.zeros_(predictor)
-                    with torch.no_grad():
-                        predictor[-1] = 0.05
+                    start = torch.zeros_like(predictor)
+                    start[-1] = 0.05
+                    init.copy_(predictor, start)
 
 
 class DTEForTreeTransduction(DTEPreTrainedModel):
