@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from .common import Subparsers
@@ -45,18 +44,12 @@ def run_convert(args: argparse.Namespace) -> int:
     local = source.exists() or args.source.startswith((".", "/", "~")) or args.source.count("/") > 1
     if local and not source.is_dir():
         what = "is a file, not a model folder" if source.exists() else "no such folder"
-        print(f"error: cannot read a model config from {args.source}: {what}", file=sys.stderr)
-        return 2
+        raise ValueError(f"cannot read a model config from {args.source}: {what}")
     destination = Path(args.destination)
     if local and destination.resolve() == source.resolve():
-        print(f"error: {args.destination} is the source model; write the converted model elsewhere", file=sys.stderr)
-        return 2
+        raise ValueError(f"{args.destination} is the source model; write the converted model elsewhere")
     check_model_destination(destination)  # before loading and converting, which may take long for a Hub model
-    try:
-        convert_checkpoint(
-            args.source, args.destination, actual=args.actual, placeholder=args.placeholder, symbols=args.symbols
-        )
-    except ValueError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+    convert_checkpoint(
+        args.source, args.destination, actual=args.actual, placeholder=args.placeholder, symbols=args.symbols
+    )
     return 0

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from .common import Subparsers, non_negative_int, positive_float, positive_int
@@ -99,11 +98,9 @@ def run_data_build(args: argparse.Namespace) -> int:
     import dataset_builders
 
     if args.name not in dataset_builders.CONFIG_NAMES:
-        print(
-            f"error: unknown configuration {args.name!r}; choose one of: {', '.join(dataset_builders.CONFIG_NAMES)}",
-            file=sys.stderr,
+        raise ValueError(
+            f"unknown configuration {args.name!r}; choose one of: {', '.join(dataset_builders.CONFIG_NAMES)}"
         )
-        return 2
     options: dict[str, Any] = {
         "num_samples": args.num_samples,
         "num_symbols": args.num_symbols,
@@ -115,31 +112,20 @@ def run_data_build(args: argparse.Namespace) -> int:
     }
     if args.timeout is not None:
         if not args.name.startswith("ltl-"):
-            print("error: --timeout applies to the LTL configurations only", file=sys.stderr)
-            return 2
+            raise ValueError("--timeout applies to the LTL configurations only")
         options["timeout"] = args.timeout
     if args.max_depth is not None:
         if args.name not in dataset_builders.TREE_CONFIG_NAMES:
-            print(
-                f"error: --max-depth applies to the tree configurations only "
-                f"({', '.join(dataset_builders.TREE_CONFIG_NAMES)}), not {args.name}",
-                file=sys.stderr,
+            raise ValueError(
+                f"--max-depth applies to the tree configurations only "
+                f"({', '.join(dataset_builders.TREE_CONFIG_NAMES)}), not {args.name}"
             )
-            return 2
         from ..models.dte.configuration_dte import MAX_TREE_DEPTH  # here: it imports transformers
 
         if args.max_depth > MAX_TREE_DEPTH:
-            print(
-                f"error: --max-depth {args.max_depth}: no DTE model takes trees deeper than {MAX_TREE_DEPTH}",
-                file=sys.stderr,
-            )
-            return 2
+            raise ValueError(f"--max-depth {args.max_depth}: no DTE model takes trees deeper than {MAX_TREE_DEPTH}")
         options["max_depth"] = args.max_depth
-    try:
-        dataset = dataset_builders.build(args.name, args.out, **options)
-    except ValueError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+    dataset = dataset_builders.build(args.name, args.out, **options)
     sizes = ", ".join(f"{name} {len(split)}" for name, split in dataset.items())
     print(f"wrote {args.name} to {args.out} ({sizes}); load it with datasets.load_dataset({str(args.out)!r})")
     return 0
@@ -149,12 +135,10 @@ def run_data_push(args: argparse.Namespace) -> int:
     import dataset_builders
 
     if not dataset_builders.is_built_dataset(args.directory):
-        print(
-            f"error: {args.directory} is not a built dataset (no README.md and data/*.parquet); build it with "
-            "`symbolinv data build NAME --out DIR`",
-            file=sys.stderr,
+        raise ValueError(
+            f"{args.directory} is not a built dataset (no README.md and data/*.parquet); build it with "
+            "`symbolinv data build NAME --out DIR`"
         )
-        return 2
     name = dataset_builders.push_dataset(
         args.directory, args.repo_id, config_name=args.config, private=args.private or None
     )
