@@ -17,7 +17,7 @@ def predict_trees(
     model: Any, tokenizer: Any, sources: Sequence[str], batch_size: int = 64, num_steps: int | None = None
 ) -> tuple[list[str], int]:
     """The model's answers to ``sources`` (in the tokenizer's written form) and the number of steps it ran
-    (``num_steps``, or the model's own: the config's, or the damper's choice of a Terminating DTE)."""
+    (``num_steps``, or the model's own: the config's, or the damper's choice of a model with learned termination)."""
     import torch
 
     answers: list[str] = []

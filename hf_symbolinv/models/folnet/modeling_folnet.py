@@ -228,7 +228,7 @@ def _check_complete_formulas(
     empty = ~valid.any(1)
     if not bool((follows.any(1) | incomplete | empty).any()):
         return
-    # Both families' tree encodings read the parse (a copy lives in the FOLNet folder): the hint names no field.
+    # Both families' tree encodings read the parse (another family's folder holds a copy): the hint names no field.
     hint = "Tree encodings need whole formulas: configure the model without them for other inputs."
     for b in range(input_ids.shape[0]):
         if bool(follows[b].any()):
