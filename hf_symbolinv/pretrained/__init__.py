@@ -2,7 +2,7 @@
 
 ``symbolinv solve`` uses them when no model is given, so a new install answers with a trained model
 at once. Each folder is a saved model of its family, its code included (kept equal to the package's by
-``python -m hf_symbolinv.check_copies``), so it also loads with ``trust_remote_code=True`` where the package is
+``python -m hf_symbolinv.utils.check_copies``), so it also loads with ``trust_remote_code=True`` where the package is
 not installed::
 
     import torch
