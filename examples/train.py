@@ -5,6 +5,9 @@ distribution (DDP, FSDP or DeepSpeed, from its own config), this script writes n
 
     python examples/train.py --task prop --preset prop-best --data DATA_DIR --output OUT_DIR
     accelerate launch examples/train.py --task prop --preset prop-best --data DATA_DIR --output OUT_DIR
+    accelerate launch --multi_gpu --num_processes 8 examples/train.py ...          # data parallel on 8 GPUs
+    accelerate launch --config_file examples/accelerate/fsdp.yaml examples/train.py ...   # sharded (FSDP2)
+    ACCELERATE_USE_CPU=true torchrun --nproc_per_node 2 examples/train.py ...      # data parallel on CPUs
 
 Settings follow the reference: AdamW (lr 1e-3, betas (0.9, 0.95), weight decay 0.1), a cosine
 schedule with linear warmup, gradient clipping at 1.0, gradient accumulation. ``DATA_DIR`` is a
@@ -16,6 +19,7 @@ resumes from the newest one. The final model is saved with ``save_pretrained`` i
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shutil
 import sys
@@ -118,6 +122,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     # The scheduler is stepped once per optimizer step on every process.
     scheduler = get_cosine_schedule_with_warmup(optimizer, warmup, args.steps * accelerator.num_processes)
     model, optimizer, loader, scheduler = accelerator.prepare(model, optimizer, loader, scheduler)
+    launched = int(os.environ.get("WORLD_SIZE", "1"))
+    if launched > accelerator.num_processes:
+        # torchrun on CPUs without ACCELERATE_USE_CPU: every process would train alone, all writing one OUTPUT.
+        sys.exit(
+            f"error: launched as {launched} processes, but Accelerate runs each alone (on CPUs set "
+            "ACCELERATE_USE_CPU=true, or use `accelerate launch` with a config)"
+        )
+    accelerator.print(f"training on {accelerator.num_processes} process(es), {accelerator.distributed_type}")
 
     step = 0
     resume = latest_checkpoint(output) if output.exists() else None

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -151,6 +153,43 @@ def test_accelerate_example_trains_saves_and_resumes(prop_data: Path, tmp_path: 
     assert second.returncode == 0, second.stderr[-3000:]
     assert "resuming from" in second.stdout + second.stderr and "(step 16)" in second.stdout + second.stderr
     assert "after 20 steps" in second.stdout
+
+
+@pytest.mark.slow
+def test_the_accelerate_example_trains_data_parallel_on_two_cpu_processes(prop_data: Path, tmp_path: Path) -> None:
+    output = tmp_path / "ddp"
+    script = [str(REPO / "examples" / "train.py"), "--task", "prop", "--preset", "prop-best", "--data", str(prop_data)]
+    script += ["--output", str(output), "--steps", "4", "--batch-size", "8", "--save-every", "2"]
+    script += ["--config-override", *TINY]
+    with socket.socket() as probe:  # a free port for the processes' rendezvous
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    launch = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port", str(port)]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "ACCELERATE_USE_CPU": "true"}
+    done = subprocess.run([*launch, *script], capture_output=True, text=True, timeout=600, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "training on 2 process(es), DistributedType.MULTI_CPU" in done.stdout
+    assert (output / "checkpoint-2").is_dir() and (output / "checkpoint-4").is_dir()
+    assert isinstance(AutoModelForSeq2SeqLM.from_pretrained(output), SymbolInvForConditionalGeneration)
+    # Without ACCELERATE_USE_CPU each process would train alone on the same OUTPUT: refused in one line.
+    env.pop("ACCELERATE_USE_CPU")
+    alone = subprocess.run(
+        [*launch, *script[: -1 - len(TINY)], "--output", str(tmp_path / "alone"), "--config-override", *TINY],
+        capture_output=True, text=True, timeout=600, env=env,
+    )  # fmt: skip
+    assert alone.returncode != 0 and "launched as 2 processes, but Accelerate runs each alone" in alone.stderr
+
+
+def test_the_fsdp_config_is_an_accelerate_config_that_wraps_layers_the_model_has() -> None:
+    from accelerate.commands.config.config_args import load_config_from_file
+
+    from hf_symbolinv.models.symbolinv import modeling_symbolinv
+
+    config = load_config_from_file(str(REPO / "examples" / "accelerate" / "fsdp.yaml"))
+    assert config.distributed_type == "FSDP"
+    layers = config.fsdp_config["fsdp_transformer_layer_cls_to_wrap"].split(",")
+    assert layers and all(isinstance(getattr(modeling_symbolinv, name, None), type) for name in layers)
+    assert set(layers) == set(modeling_symbolinv.SymbolInvPreTrainedModel._no_split_modules)
 
 
 def _loss_values(progress: str) -> list[str]:
