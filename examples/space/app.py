@@ -4,10 +4,10 @@ Locally: `pip install -e ".[web]"` in the repository, then `python examples/spac
 On a Space, Gradio's environment (GRADIO_SERVER_NAME, GRADIO_SERVER_PORT) sets the address.
 """
 
+from hf_symbolinv.utils.threads import set_torch_threads
 from hf_symbolinv.web.app import build_app, launch
-from hf_symbolinv.web.backend import set_threads
 
-set_threads()  # one torch thread per request: a Space's CPUs are few and requests run side by side
+set_torch_threads()  # one torch thread per request: a Space's CPUs are few and requests run side by side
 demo = build_app()
 
 if __name__ == "__main__":

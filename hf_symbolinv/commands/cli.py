@@ -68,20 +68,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-#: Commands that run one small input at a time: extra threads only spin against the machine's other work (one beam-3
-#: answer of the shipped prop-small model beside two busy processes on 2 cores: 2.7 s with 2 threads, 20-34 ms with
-#: 1; ``benchmarks/solve_threads.py``).
+#: Commands that run one small input at a time, on one torch thread unless told otherwise (see
+#: :func:`hf_symbolinv.utils.threads.set_torch_threads`).
 SINGLE_THREAD_COMMANDS = ("solve",)
 
 
 def _set_threads(threads: int | None, command: str) -> None:
-    import os
+    if threads is None and command not in SINGLE_THREAD_COMMANDS:
+        return  # torch's own choice, which honours OMP_NUM_THREADS
+    from ..utils.threads import set_torch_threads
 
-    if threads is None and ("OMP_NUM_THREADS" in os.environ or command not in SINGLE_THREAD_COMMANDS):
-        return  # torch's own choice honours OMP_NUM_THREADS
-    import torch
-
-    torch.set_num_threads(threads or 1)
+    set_torch_threads(threads)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

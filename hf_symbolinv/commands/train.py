@@ -121,7 +121,7 @@ FAMILY_OPTIONS = ("embedding_type",)
 def run_train(args: argparse.Namespace) -> int:
     from transformers import set_seed
 
-    from ..models.registry import families, family_of_preset, folder_route, get_route
+    from ..models.registry import family_of_preset, folder_route, get_route, new_model_config
     from ..utils.files import PathProblem, check_model_destination, check_output_folder
     from .common import check_overrides
 
@@ -153,16 +153,11 @@ def run_train(args: argparse.Namespace) -> int:
         family = family_of_preset(args.preset)
     except ValueError as error:
         raise ValueError(f"--preset: {error}") from None
-    for name in options:
-        if name not in family.options:
-            takers = " and ".join(other.name for other in families() if name in other.options)
-            raise ValueError(f"--{name.replace('_', '-')} is for {takers} presets, not `{args.preset}`")
     problem = check_overrides(family.config_class, dict(args.overrides))
     if problem is not None:
         raise ValueError(problem)
-    family.check_task(args.task, f"preset `{args.preset}`")
     try:
-        config = family.new_config(args.preset, args.task, dict(args.overrides), options)
+        config = new_model_config(args.preset, args.task, options=options, **dict(args.overrides))
     except TypeError as error:
         raise ValueError(str(error)) from None
     route = get_route(family.route)

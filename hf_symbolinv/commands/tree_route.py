@@ -157,16 +157,7 @@ def solve_tree(folder: Path, text: str) -> int:
     task = _task_of(model.config)
     (answer,), steps = predict_trees(model, tokenizer, [text])
     verdict = get_task(task).judge(text, answer, None, None)
-    state = (
-        "invalid"
-        if verdict.invalid
-        else "unknown"
-        if verdict.unknown
-        else "correct"
-        if verdict.correct
-        else "incorrect"
-    )
-    print(f"1. {answer}    [{state}, {steps} steps]")
+    print(f"1. {answer}    [{verdict.state}, {steps} steps]")
     return 0
 
 

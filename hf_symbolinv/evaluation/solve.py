@@ -96,19 +96,12 @@ class Solver:
         for item in generated:
             answer_text = item["generated_text"]
             verdict = judge(task_name, source, as_logic(answer_text, task_name, rule, answer=True))
-            state = (
-                "invalid"
-                if verdict.invalid
-                else "unknown"
-                if verdict.unknown
-                else ("correct" if verdict.correct else "incorrect")
-            )
             trace = None
             if task_name == "ltl" and not verdict.invalid:
                 trace = logic.format_trace(logic.parse_trace(answer_text, symbols=rule), "infix")
-            answers.append(Answer(answer_text, state, trace))
+            answers.append(Answer(answer_text, verdict.state, trace))
         status = EXACT_SOLVERS[task_name](source) if task_name in EXACT_SOLVERS else None
-        satisfiable = {"sat": True, "unsat": False}.get(status) if status is not None else None
+        satisfiable = {"sat": True, "unsat": False}.get(status)  # None: no exact solver, or it timed out
         return Solution(text, task_name, folder, answers, satisfiable)
 
 

@@ -73,9 +73,11 @@ class Route:
     """How models of a route are trained, evaluated and asked from the CLI.
 
     ``train(args, output, config, init_folder)`` trains a new model of ``config`` or the one saved in
-    ``init_folder`` and returns an exit status; ``evaluate(args, folder, report_path)`` writes a report;
-    ``solve(folder, text)`` prints the answer to one input. ``evaluate_options`` names the ``symbolinv evaluate``
-    options (argparse ``dest`` with their defaults) the route does not take: given, they are refused.
+    ``init_folder`` and returns an exit status; ``evaluate(args, folder, report_path, heatmap_path)`` writes a
+    report; ``solve(folder, text)`` prints the answer to one input (``None``: the route's models answer through
+    :class:`hf_symbolinv.evaluation.solve.Solver`). ``train_options_not_taken`` and ``evaluate_options_not_taken``
+    name the ``symbolinv train`` / ``evaluate`` options (argparse ``dest`` with their defaults) the route does not
+    take: given, they are refused.
     """
 
     name: str
@@ -144,16 +146,20 @@ def family_of_preset(preset: str) -> Family:
     for family in families():
         if preset in family.presets:
             return family
-    names = sorted(name for family in _FAMILIES.values() for name in family.presets)
-    raise ValueError(f"unknown preset {preset!r}; choose one of {', '.join(names)}")
+    raise ValueError(f"unknown preset {preset!r}; choose one of {', '.join(preset_names())}")
 
 
-def new_model_config(preset: str, task: str, **overrides: Any) -> Any:
-    """The config of a new model of ``preset`` (any family's) for ``task``, with ``overrides`` (config fields);
-    ``ValueError`` naming the preset, the task or the field."""
+def new_model_config(preset: str, task: str, *, options: dict[str, Any] | None = None, **overrides: Any) -> Any:
+    """The config of a new model of ``preset`` (any family's) for ``task``, with ``overrides`` (config fields) and
+    the family-specific ``options`` (``{"embedding_type": "fixed"}``); ``ValueError`` naming the preset, the task,
+    the option or the field."""
     family = family_of_preset(preset)
+    for name in options or {}:
+        if name not in family.options:
+            takers = " and ".join(other.name for other in families() if name in other.options)
+            raise ValueError(f"--{name.replace('_', '-')} is for {takers} presets, not `{preset}`")
     family.check_task(task, f"preset `{preset}`")
-    return family.new_config(preset, task, overrides, {})
+    return family.new_config(preset, task, overrides, dict(options or {}))
 
 
 def preset_config_class(preset: str) -> type:

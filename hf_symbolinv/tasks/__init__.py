@@ -27,6 +27,16 @@ class Judgement:
     unknown: bool = False
     edit_distance: int | None = None
 
+    @property
+    def state(self) -> str:
+        """The verdict in one word, as ``solve`` and the web page print it: ``invalid`` (unreadable), ``unknown``
+        (the checker could not decide in time), ``correct`` or ``incorrect``."""
+        if self.invalid:
+            return "invalid"
+        if self.unknown:
+            return "unknown"
+        return "correct" if self.correct else "incorrect"
+
 
 @dataclass(frozen=True)
 class Task:

@@ -20,7 +20,8 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
 import gradio as gr  # noqa: E402
 
-from .backend import MAX_TOP_N, DemoBackend, set_threads  # noqa: E402
+from ..utils.threads import set_torch_threads  # noqa: E402
+from .backend import MAX_TOP_N, DemoBackend  # noqa: E402
 from .core import (  # noqa: E402
     AUTOMATIC,
     EXAMPLES,
@@ -230,5 +231,5 @@ def serve(
 ) -> gr.Blocks:
     """``symbolinv web``: the page for the shipped models and ``models``, served until interrupted (or, with
     ``block=False``, in the background: call ``close()`` on the result)."""
-    set_threads(threads)
+    set_torch_threads(threads)  # one thread a request unless told otherwise: requests run side by side
     return launch(build_app(models), host, port, block=block)

@@ -9,7 +9,6 @@ milliseconds; a shared model is not documented as safe to call from two threads 
 
 from __future__ import annotations
 
-import os
 import random
 import threading
 from collections.abc import Callable, Iterable, Sequence
@@ -130,17 +129,6 @@ class _ThreadSafeSolver(Solver):
                 pipe, task = super().pipeline(folder)
                 self._locked[folder] = (_LockedPipeline(pipe), task)
             return self._locked[folder]
-
-
-def set_threads(threads: int | None = None) -> None:
-    """One torch thread per request unless told otherwise: each request answers one small input, requests run side
-    by side, and more threads per request only spin against each other on a small machine (``OMP_NUM_THREADS``, where
-    set, is the user's choice and stays)."""
-    if threads is None and "OMP_NUM_THREADS" in os.environ:
-        return
-    import torch
-
-    torch.set_num_threads(threads or 1)
 
 
 class DemoBackend:

@@ -358,7 +358,7 @@ def test_a_slow_request_does_not_hold_up_a_fast_one(backend, monkeypatch) -> Non
 def test_requests_run_on_one_thread_unless_told(monkeypatch) -> None:
     import torch
 
-    from hf_symbolinv.web.backend import set_threads
+    from hf_symbolinv.utils.threads import set_torch_threads as set_threads
 
     before = torch.get_num_threads()
     try:
