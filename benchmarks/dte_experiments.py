@@ -6,6 +6,8 @@ lexical OOD split (content words never seen in training) and the structural OOD 
 
     python benchmarks/dte_experiments.py --out benchmarks/results/dte_cpu --workers 2
 
+``--tasks`` reruns some tasks only; the others keep the reports of the ``results.json`` already there.
+
 The datasets are built first (``symbolinv data build`` configurations at ``max_depth`` 6). Each run's report is
 saved as ``runs/NAME/report.json``; a rerun skips finished runs and resumes an interrupted training from its last
 checkpoint; ``--workers N`` runs N processes (each takes the next run no other holds: a run's folder is
@@ -27,13 +29,13 @@ import time
 from pathlib import Path
 
 MAX_DEPTH = 6
-#: Per task: the dataset configuration, its --max-size (the structural OOD goes up to it), training steps,
-#: the oracle's steps, the Terminating DTE's most steps and the most distinct words of one tree (a deep random
-#: tree of tree-reverse holds up to 18).
+#: Per task: the dataset configuration's samples (80% train) and --max-size (the structural OOD goes up to it),
+#: training steps, the oracle's steps, the Terminating DTE's most steps and the most distinct words of one tree
+#: (a deep random tree of tree-reverse holds up to 18). car-cdr-seq: 10,000 training rows, as in the DTM data.
 TASKS: dict[str, dict] = {
-    "car-cdr-seq": dict(max_size=5, train_steps=800, num_steps=8, most_steps=12, max_symbols=16),
-    "active-logical": dict(max_size=3, train_steps=500, num_steps=10, most_steps=14, max_symbols=16),
-    "tree-reverse": dict(max_size=6, train_steps=400, num_steps=8, most_steps=None, max_symbols=24),
+    "car-cdr-seq": dict(samples=12_500, max_size=3, train_steps=2000, num_steps=8, most_steps=12, max_symbols=16),
+    "active-logical": dict(samples=3000, max_size=3, train_steps=500, num_steps=10, most_steps=14, max_symbols=16),
+    "tree-reverse": dict(samples=3000, max_size=6, train_steps=400, num_steps=8, most_steps=None, max_symbols=24),
 }
 MODELS: dict[str, tuple[str, str]] = {
     "DTM": ("dtm-small", "a transformer encoder layer per step"),
@@ -43,16 +45,19 @@ MODELS: dict[str, tuple[str, str]] = {
 }
 
 
-def planned_runs(seeds: list[int]) -> list[dict]:
-    """Every run, seed by seed (so that a partial result already covers every model)."""
+def planned_runs(
+    seeds: list[int], tasks: tuple[str, ...] = tuple(TASKS), models: tuple[str, ...] = tuple(MODELS)
+) -> list[dict]:
+    """Every run of ``tasks`` and ``models``, seed by seed (so that a partial result already covers every
+    model)."""
     runs = []
     for seed in seeds:
-        for task in ("car-cdr-seq", "active-logical"):
+        for task in [name for name in ("car-cdr-seq", "active-logical") if name in tasks]:
             spec = TASKS[task]
-            for model, (preset, _) in MODELS.items():
+            for model, (preset, _) in [(name, MODELS[name]) for name in models]:
                 steps = spec["most_steps"] if model == "TDTE" else spec["num_steps"]
                 runs.append(dict(task=task, model=model, preset=preset, num_steps=steps, seed=seed))
-        for steps in (8, 16):
+        for steps in (8, 16) if "tree-reverse" in tasks and "sparse DTE" in models else ():
             runs.append(
                 dict(
                     task="tree-reverse",
@@ -68,12 +73,18 @@ def planned_runs(seeds: list[int]) -> list[dict]:
     return runs
 
 
-def build_data(data_dir: Path, samples: int) -> None:
+def build_data(data_dir: Path, tasks: tuple[str, ...]) -> None:
     from dataset_builders.trees import build_trees
 
-    for task, spec in TASKS.items():
+    for task in tasks:
+        spec = TASKS[task]
         build_trees(
-            task, data_dir / task, num_samples=samples, max_size=spec["max_size"], max_depth=MAX_DEPTH, progress=False
+            task,
+            data_dir / task,
+            num_samples=spec["samples"],
+            max_size=spec["max_size"],
+            max_depth=MAX_DEPTH,
+            progress=False,
         )
 
 
@@ -197,11 +208,21 @@ TREE_REVERSAL_AGAINST_THE_PAPER = [
 ]
 
 
-def collect(out: Path, runs: list[dict], data_dir: Path, command: str) -> None:
+def collect(out: Path, runs: list[dict], data_dir: Path, command: str, tasks: tuple[str, ...]) -> None:
     from hf_symbolinv.utils.files import write_text_atomic
 
     reports = [json.loads(p.read_text()) for p in sorted((out / "runs").glob("*/report.json"))]
-    lexical = {task: lexical_check(data_dir, task) for task in TASKS}
+    reports = [report for report in reports if report["task"] in tasks]
+    previous = json.loads((out / "results.json").read_text()) if (out / "results.json").is_file() else {}
+    kept = [report for report in previous.get("runs", []) if report["task"] not in tasks]
+    reports = sorted([*reports, *kept], key=lambda report: report["name"])
+    lexical = {task: lexical_check(data_dir, task) for task in tasks}
+    lexical = {**{k: v for k, v in previous.get("lexical", {}).items() if k not in tasks}, **lexical}
+    commands = {**previous.get("commands", {}), **dict.fromkeys(tasks, command)}
+    by_command: dict[str, list[str]] = {}
+    for task in TASKS:
+        if task in commands:
+            by_command.setdefault(commands[task], []).append(task)
     machine = f"{platform.machine()} {cpu_name()}, {os.cpu_count()} cores"
     groups: dict[tuple[str, str], list[dict]] = {}
     for report in reports:
@@ -209,11 +230,16 @@ def collect(out: Path, runs: list[dict], data_dir: Path, command: str) -> None:
     lines = [
         "# Differentiable Tree Experts at CPU scale",
         "",
-        f"Command: `{command}`  ",
+        "Commands: " + "; ".join(f"`{line}` ({', '.join(names)})" for line, names in by_command.items()) + "  ",
         f"Machine: {machine}, torch {__import__('torch').__version__}; runs two or three at a time, one thread each, "
         "so s/step (training time per step) compares the models only roughly.  ",
-        f"Data: `dataset_builders.build_trees(CONFIG, DIR, num_samples=3000, max_size=M, max_depth={MAX_DEPTH})` "
-        "(2,400 training rows; test, lexical OOD and structural OOD splits of 300 rows each).  ",
+        f"Data: `dataset_builders.build_trees(CONFIG, DIR, num_samples=N, max_size=M, max_depth={MAX_DEPTH})`, "
+        + "; ".join(
+            f"{task}: N {spec['samples']:,} ({spec['samples'] * 8 // 10:,} training rows; test and OOD splits of "
+            f"{spec['samples'] // 10:,}), M {spec['max_size']}, {spec['train_steps']:,} training steps"
+            for task, spec in TASKS.items()
+        )
+        + ".  ",
         "Training: batch 16, AdamW lr 1e-3 (the package's recipe: cosine schedule, 5% warm-up, clipping at 1.0). "
         "Models: presets `dtm-small`, `dte-small`, `dte-sparse-small`, `tdte-small` (d_model 64, filler 32, "
         "ffn 128, 4 heads, 8 experts), max_depth 6. Accuracy = the whole answer tree equals the reference "
@@ -231,7 +257,8 @@ def collect(out: Path, runs: list[dict], data_dir: Path, command: str) -> None:
         )
     lines += [
         "",
-        "Paper (TDTE, Table 1; car-cdr-seq): 1.00 in distribution, 0.99 OOD lexical, 0.96-0.97 OOD structural.",
+        "Paper (TDTE, Table 1; car-cdr-seq): 1.00 in distribution, 0.99 OOD lexical, 0.96-0.97 OOD structural; "
+        "the DTM paper: 1.00 on all three.",
         "",
         "Steps: the oracle models run the task's fixed count; the Terminating DTE's damper chooses its own (of the "
         "most it may run), per seed:",
@@ -244,7 +271,7 @@ def collect(out: Path, runs: list[dict], data_dir: Path, command: str) -> None:
                 f"- {task}: TDTE chose {', '.join(chosen)} of at most {spec['most_steps']} "
                 f"(oracle: {spec['num_steps']})"
             )
-    lines += ["", "Structural OOD by measure (operations for car-cdr-seq, adjectives for active-logical, depth for "]
+    lines += ["", "Structural OOD by measure (adjectives for car-cdr-seq and active-logical, depth for "]
     lines[-1] += "tree-reverse), test splits together, mean over seeds:"
     lines += [""]
     for (task, model), group in sorted(groups.items()):
@@ -269,7 +296,8 @@ def collect(out: Path, runs: list[dict], data_dir: Path, command: str) -> None:
         lines += ["", f"Not finished yet ({len(missing)}): {', '.join(missing)}"]
     lines += ["", *TREE_REVERSAL_AGAINST_THE_PAPER]
     write_text_atomic(out / "RESULTS.md", "\n".join(lines) + "\n")
-    write_text_atomic(out / "results.json", json.dumps({"runs": reports, "lexical": lexical}, indent=1))
+    record = {"runs": reports, "lexical": lexical, "commands": commands}
+    write_text_atomic(out / "results.json", json.dumps(record, indent=1))
     print("\n".join(lines))
 
 
@@ -277,13 +305,16 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    parser.add_argument("--samples", type=int, default=3000)
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--worker", type=int, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--collect-only", action="store_true", help="write RESULTS.md from the finished runs")
+    parser.add_argument("--tasks", nargs="+", choices=list(TASKS), default=list(TASKS), help="rerun these only")
+    parser.add_argument("--models", nargs="+", choices=list(MODELS), default=list(MODELS), help="these only")
     args = parser.parse_args()
     data_dir = args.out / "data"
-    runs = planned_runs(args.seeds)
+    tasks = tuple(args.tasks)
+    models = tuple(args.models)
+    runs = planned_runs(args.seeds, tasks, models)
     if args.worker is not None:
         # Every worker walks the whole list and skips the runs another one holds or finished: the runs differ in
         # cost, so a fixed share would leave one worker idle.
@@ -298,15 +329,16 @@ def main() -> int:
     # The command that produces the runs (a --collect-only rerun only gathers them).
     command = "python benchmarks/dte_experiments.py " + shlex.join(a for a in sys.argv[1:] if a != "--collect-only")
     if not args.collect_only:
-        build_data(data_dir, args.samples)
-        base = [sys.executable, __file__, "--out", str(args.out), "--seeds", *map(str, args.seeds)]
+        build_data(data_dir, tasks)
+        base = [sys.executable, __file__, "--out", str(args.out), "--seeds", *map(str, args.seeds), "--tasks", *tasks]
+        base += ["--models", *models]
         workers = [
             subprocess.Popen([*base, "--workers", str(args.workers), "--worker", str(i)]) for i in range(args.workers)
         ]
         if any(worker.wait() for worker in workers):
             print("a worker failed; rerun the same command to continue", file=sys.stderr)
             return 1
-    collect(args.out, runs, data_dir, command)
+    collect(args.out, runs, data_dir, command, tasks)
     return 0
 
 

@@ -8,10 +8,11 @@ transformations) from the grammar of :mod:`.sentences` and the word lists of thi
 
 Configurations (task ``tree``; ``nnf``: task ``nnf``):
 
-* ``car-cdr-seq``: ``(CARCDR OPS SENTENCE)`` -> the subtree of SENTENCE that the operations select. OPS is a
-  list in cons cells, operations in the order they apply: ``(OPS CAR (OPS CDR _))`` is "car, then cdr"
-  (car: the left child, cdr: the right child), so its target is the right child of the sentence's left
-  child. Structural measure: the number of operations (train 1..3, structural 4..``max_size``).
+* ``car-cdr-seq``: a sentence tree whose root label names 1..4 car/cdr operations in Lisp's way (car: the left
+  child, cdr: the right child; ``CADR`` is the car of the cdr) -> the subtree they select:
+  ``(CDAR (NP the dog) (VP chased (NP a cat)))`` -> ``(NP the dog)``'s right child ``dog``. As in the DTM papers'
+  data, the operations are drawn alike in every split and the structural split changes the sentence near its
+  leaves. Structural measure: the most adjectives of one noun phrase (train 0..2, structural 3..``max_size``).
 * ``tree-reverse``: a random binary tree -> its mirror image (the children swapped at every node, an empty
   child included). Structural measure: the tree's depth (train 2..5, structural 6..``max_size``).
 * ``active-logical``, ``passive-logical``: an active (passive) sentence -> its logical form;
@@ -62,6 +63,8 @@ from hf_symbolinv.logic import Atom, Formula, Not
 from hf_symbolinv.tasks.nnf import equivalent, format_nnf, formula_depth, is_nnf, to_nnf
 from hf_symbolinv.tasks.trees import (
     AGENT_MARKER,
+    CAR_CDR_MAX_OPERATIONS,
+    CARCDR_LABELS,
     DETERMINERS,
     PASSIVE_AUX,
     PREPOSITIONS,
@@ -84,9 +87,7 @@ from .params import BuildParams, ConfigSpec, resolve_params
 from .sentences import (
     ADVERB_CHANCE,
     PP_CHANCE,
-    TRAIN_MAX_ADJECTIVES,
     active_tree,
-    expect_node,
     logical_tree,
     passive_tree,
     random_clause,
@@ -102,6 +103,8 @@ __all__ = [
     "build_trees",
     "check_row",
     "follow",
+    "lisp_name",
+    "lisp_operations",
     "mirror",
     "structure",
     "transform",
@@ -114,7 +117,7 @@ DEFAULT_MAX_DEPTH = 8
 SPLITS = ("train", "validation", "test", "test_ood_lexical", "test_ood_structural")
 #: The training values of each configuration's structural measure (the structural split goes beyond them).
 TRAIN_STRUCTURE: dict[str, tuple[int, ...]] = {
-    "car-cdr-seq": (1, 2, 3),
+    "car-cdr-seq": (0, 1, 2),
     "tree-reverse": (2, 3, 4, 5),
     "active-logical": (0, 1, 2),
     "passive-logical": (0, 1, 2),
@@ -134,8 +137,8 @@ NNF_TRAIN_LETTERS = 13
 NNF_PRIORITIES = {"not": 1.0, "and": 1.0, "or": 1.0, "equiv": 0.4, "xor": 0.4}
 #: Candidates tried per row requested before a split gives up.
 ATTEMPTS_PER_SAMPLE, ATTEMPTS_EXTRA = 30, 1000
-#: Bumped whenever a change alters the rows drawn for a seed.
-TREES_VERSION = 1
+#: Bumped whenever a change alters the rows drawn for a seed (2: car-cdr-seq as the DTM papers build it).
+TREES_VERSION = 2
 
 # ---------------------------------------------------------------------------------------------------
 # Words: content words are symbols; every fourth word of each list is held out for test_ood_lexical
@@ -209,23 +212,23 @@ def follow(tree: Tree, operations: Sequence[str]) -> Tree:
     return tree
 
 
-def ops_tree(operations: Sequence[str]) -> Tree | None:
-    """The operation list as cons cells: ``(OPS CAR (OPS CDR _))``."""
-    out: Tree | None = None
-    for operation in reversed(operations):
-        out = ("OPS", operation, out)
-    return out
+def lisp_name(operations: Sequence[str]) -> str:
+    """Lisp's name of ``operations`` applied first to last: ``["CDR", "CAR"]`` (cdr, then car) is ``CADR``."""
+    return "C" + "".join("A" if operation == "CAR" else "D" for operation in reversed(operations)) + "R"
 
 
-def read_ops(tree: Tree | None) -> list[str]:
-    """The operations of a cons-cell list (the inverse of :func:`ops_tree`)."""
-    out = []
-    while tree is not None:
-        if isinstance(tree, str) or tree[0] != "OPS" or tree[1] not in OPERATIONS:
-            raise ValueError(f"{format_bracketed(tree)!r} is not an operation list (OPS CAR|CDR REST)")
-        out.append(tree[1])
-        tree = tree[2]
-    return out
+def lisp_operations(name: str) -> list[str]:
+    """The operations a Lisp name applies, first first (the inverse of :func:`lisp_name`)."""
+    if name not in CARCDR_LABELS:
+        raise ValueError(f"{name!r} names no 1..{CAR_CDR_MAX_OPERATIONS} car/cdr operations (CAR, CDR, CADR, ...)")
+    return ["CAR" if letter == "A" else "CDR" for letter in reversed(name[1:-1])]
+
+
+def read_car_cdr(tree: Tree) -> tuple[list[str], Tree]:
+    """The operations a ``car-cdr-seq`` input names and the sentence they apply to (its root labelled ``S``)."""
+    if isinstance(tree, str) or tree is None:
+        raise ValueError(f"{format_bracketed(tree)!r} is no car-cdr-seq input (a sentence under an operation name)")
+    return lisp_operations(tree[0]), ("S", tree[1], tree[2])
 
 
 def random_tree(rng: random.Random, depth: int, words: Sequence[str]) -> Tree:
@@ -294,8 +297,8 @@ def _paths(tree: Tree | None, depth: int, prefix: tuple[str, ...] = ()) -> list[
 def transform(config: str, tree: Tree) -> Tree:
     """The target tree of an input tree of a tree configuration, recomputed from the input alone."""
     if config == "car-cdr-seq":
-        operations, sentence = expect_node(tree, "CARCDR")
-        return follow(sentence, read_ops(operations))
+        operations, sentence = read_car_cdr(tree)
+        return follow(sentence, operations)
     if config == "tree-reverse":
         out = mirror(tree)
         assert out is not None
@@ -315,8 +318,8 @@ def _structure_of(config: str, parsed: Any) -> int:
     if config == "nnf":
         return parsed.size
     if config == "car-cdr-seq":
-        return len(read_ops(expect_node(parsed, "CARCDR")[0]))
-    if config == "tree-reverse":
+        parsed = read_car_cdr(parsed)[1]
+    elif config == "tree-reverse":
         return tree_depth(parsed)
     return max(len(phrase.adjectives) for phrase in read_clause(parsed).noun_phrases)
 
@@ -420,14 +423,14 @@ class TreeSource:
             tree = random_tree(rng, k, words.content)
             return Candidate(k, format_bracketed(tree), format_bracketed(mirror(tree)))
         if self.config == "car-cdr-seq":
-            clause = random_clause(rng, words, rng.randint(0, TRAIN_MAX_ADJECTIVES))
+            clause = random_clause(rng, words, k)
             sentence = passive_tree(clause) if rng.random() < 0.5 else active_tree(clause)
-            paths = _paths(sentence, k)
+            paths = _paths(sentence, rng.randint(1, CAR_CDR_MAX_OPERATIONS))
             if not paths:
                 return Candidate(k, None, None, "sentence too shallow")
             path = rng.choice(paths)
-            target = follow(sentence, path)
-            return Candidate(k, format_bracketed(("CARCDR", ops_tree(path), sentence)), format_bracketed(target))
+            source = (lisp_name(path), sentence[1], sentence[2])
+            return Candidate(k, format_bracketed(source), format_bracketed(follow(sentence, path)))
         clause = random_clause(rng, words, k)
         voice = "active" if self.config in ("active-logical", "active-passive") else "passive"
         if self.config == "actpass-logical":
@@ -476,12 +479,13 @@ CONFIGS: dict[str, ConfigSpec] = {
             "car-cdr-seq",
             "trees",
             "base",
-            "A sentence tree and a list of car/cdr operations -> the subtree they select; 1..3 operations in "
-            "training, longer lists in the structural test. " + _SENTENCE_NOTE,
+            "A sentence tree whose root names 1..4 car/cdr operations -> the subtree they select; up to 2 "
+            "adjectives per noun phrase in training, more in the structural test (the operations alike in every "
+            "split, as in the DTM papers' data). " + _SENTENCE_NOTE,
             10_000,
             24,
-            6,
-            min_size=1,
+            4,
+            min_size=0,
         ),
         ConfigSpec(
             "tree-reverse",
@@ -552,10 +556,9 @@ CONFIGS: dict[str, ConfigSpec] = {
 }
 
 _STRUCTURE_NAMES = {
-    "car-cdr-seq": "operations",
     "tree-reverse": "depth",
     "nnf": "formula size",
-    **dict.fromkeys(SENTENCE_CONFIGS, "most adjectives of a noun phrase"),
+    **dict.fromkeys(("car-cdr-seq", *SENTENCE_CONFIGS), "most adjectives of a noun phrase"),
 }
 
 
@@ -581,8 +584,8 @@ def _check(spec: ConfigSpec, params: BuildParams, max_depth: int) -> None:
         )
     if not 1 <= max_depth <= 16:
         raise ValueError(f"max_depth must be between 1 and 16, got {max_depth}")
-    needed = {"car-cdr-seq": params.max_size + 1, "tree-reverse": params.max_size}.get(spec.name)
-    if spec.name in SENTENCE_CONFIGS:
+    needed = {"tree-reverse": params.max_size}.get(spec.name)
+    if spec.name in (*SENTENCE_CONFIGS, "car-cdr-seq"):
         needed = params.max_size + 3  # the shallowest place of a noun phrase in a logical form (or passive)
         if params.max_size > len(pools(True).adjectives):
             raise ValueError(
@@ -615,10 +618,12 @@ _FIELDS = {
 }
 
 _FORMATS = {
-    "car-cdr-seq": "`(CARCDR OPS SENTENCE)`. OPS lists the operations in cons cells, in the order they apply: "
-    "`(OPS CAR (OPS CDR _))` is car (the left child) and then cdr (the right child) of the sentence. The "
-    "target is the selected subtree (a leaf is a one-word tree). SENTENCE is an active or a passive "
-    "sentence of the grammar below (up to 2 adjectives per noun phrase, in every split).",
+    "car-cdr-seq": "An active or a passive sentence of the grammar below whose root label, instead of `S`, is "
+    f"Lisp's name of 1..{CAR_CDR_MAX_OPERATIONS} car/cdr operations (`CAR`: the left child, `CDR`: the right "
+    "child; the letters between C and R, read right to left, apply in turn: `CADR` is the car of the cdr). The "
+    "target is the subtree they select (a leaf is a one-word tree). The operations are drawn alike in every "
+    "split (a count uniform in 1..4, then a path of that length): the structural split changes the sentence "
+    "near its leaves only (more adjectives), as in the DTM papers' data.",
     "tree-reverse": "A random binary tree: one path reaches the tree's depth, nodes off it branch on with "
     f"probability {BRANCH_CHANCE}, an inner node has one empty child (`_`) with probability {UNARY_CHANCE}; "
     f"labels from {', '.join(RANDOM_TREE_LABELS)}, leaves content words. The target swaps the two children "

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
+from collections import Counter
 from pathlib import Path
 
 import datasets
@@ -15,7 +17,7 @@ import pytest
 import dataset_builders
 from dataset_builders.dtm import DTMFormatError
 from dataset_builders.output import FEATURES
-from dataset_builders.trees import SPLITS, check_row, pools, split_sizes
+from dataset_builders.trees import SPLITS, check_row, lisp_name, lisp_operations, pools, split_sizes, transform
 from hf_symbolinv import logic
 from hf_symbolinv.commands import main
 from hf_symbolinv.logic import And, Atom, Const, Not, Or
@@ -71,15 +73,13 @@ def _labels(tree) -> list[str]:
 
 
 def _car_cdr(row_input: str):
-    """(operations, the subtree they select), by walking the input."""
+    """(operations, the subtree they select), by reading the root's Lisp name and walking the sentence."""
     root = parse_bracketed(row_input)
-    assert root[0] == "CARCDR"
-    cell, node, ops = root[1], root[2], []
-    while cell is not None:
-        assert cell[0] == "OPS" and cell[1] in ("CAR", "CDR")
-        ops.append(cell[1])
-        node = node[1] if cell[1] == "CAR" else node[2]
-        cell = cell[2]
+    assert re.fullmatch("C[AD]{1,4}R", root[0]), root[0]
+    ops = [{"A": "CAR", "D": "CDR"}[letter] for letter in reversed(root[0][1:-1])]  # CADR: cdr, then car
+    node = ("S", root[1], root[2])
+    for op in ops:
+        node = node[1] if op == "CAR" else node[2]
     return ops, node
 
 
@@ -131,8 +131,6 @@ def _most_adjectives(tree) -> int:
 def _measure(config: str, row_input: str) -> int:
     if config == "nnf":
         return logic.parse_prop(row_input).size
-    if config == "car-cdr-seq":
-        return len(_car_cdr(row_input)[0])
     if config == "tree-reverse":
         return _depth(parse_bracketed(row_input))
     return _most_adjectives(parse_bracketed(row_input))
@@ -180,7 +178,7 @@ def test_every_target_is_the_transformation_of_its_input(built, config: str) -> 
             assert set(_labels(tree)) <= set(TREE_BASE_LABELS)  # inner labels are never symbols
             assert all(leaf in TREE_BASE_LABELS or leaf in tree_symbol_names(row["input"]) for leaf in _leaves(tree))
             if config in SENTENCES or config == "car-cdr-seq":
-                sentence = tree[2] if config == "car-cdr-seq" else tree
+                sentence = ("S", tree[1], tree[2]) if config == "car-cdr-seq" else tree
                 voices.add(_sentence(sentence)[4])
             check_row(config, row)
     if config in ("actpass-logical", "car-cdr-seq"):
@@ -217,7 +215,26 @@ def test_ood_splits_are_lexically_and_structurally_out_of_distribution(built, co
     lexical = [_measure(config, row["input"]) for row in dataset["test_ood_lexical"]]
     structural = [_measure(config, row["input"]) for row in dataset["test_ood_structural"]]
     assert set(lexical) <= set(training)
-    assert min(structural) > max(training)  # longer op lists, deeper trees, more adjectives, larger formulas
+    assert min(structural) > max(training)  # deeper trees, more adjectives, larger formulas
+
+
+def test_car_cdr_seq_draws_its_operations_alike_in_every_split() -> None:
+    """As in the DTM papers' data: 1..4 operations named by the root in every split, the structural split
+    differing only in the sentence (more adjectives), so the operations it asks for are in distribution."""
+    dataset = dataset_builders.build("car-cdr-seq", None, num_samples=400, progress=False)
+    counts = {name: Counter(len(_car_cdr(text)[0]) for text in split["input"]) for name, split in dataset.items()}
+    assert set(counts["train"]) == {1, 2, 3, 4}
+    for name in ("test_ood_lexical", "test_ood_structural"):
+        assert set(counts[name]) <= {1, 2, 3, 4} and len(counts[name]) >= 3, counts
+    training = {parse_bracketed(text)[0] for text in dataset["train"]["input"]}
+    assert {parse_bracketed(text)[0] for text in dataset["test_ood_structural"]["input"]} <= training
+    assert [_most_adjectives(parse_bracketed(text)) for text in dataset["test_ood_structural"]["input"]].count(3) > 0
+    sentence = "(S (NP the dog) (VP chased (NP a cat)))"
+    assert lisp_name(["CDR", "CAR"]) == "CADR" and lisp_operations("CADR") == ["CDR", "CAR"]
+    assert transform("car-cdr-seq", parse_bracketed("(CADR" + sentence[2:])) == "chased"
+    assert transform("car-cdr-seq", parse_bracketed("(CDAR" + sentence[2:])) == "dog"
+    with pytest.raises(ValueError, match="names no 1..4 car/cdr operations"):
+        transform("car-cdr-seq", parse_bracketed("(CAAAAAR" + sentence[2:]))
 
 
 @pytest.mark.parametrize("config", dataset_builders.TREE_CONFIG_NAMES)
@@ -307,7 +324,7 @@ def test_the_tree_task_measures_and_names_symbols() -> None:
     assert task.input_size(REFERENCE) == 9 and task.input_size("(S a _)") == 2
     text = "(S (NP the x1) (VP (PASS was (ADVP dog x1)) (AGENT by (NP some Dog))))"
     assert tree_symbol_names(text) == task.symbol_names(text) == ["x1", "dog"]
-    assert {"the", "was", "by", "S", "CAR", "CDR", "CARCDR", "OPS"} <= set(TREE_BASE_LABELS)
+    assert {"the", "was", "by", "S", "CAR", "CDR", "CADR", "CDDDDR"} <= set(TREE_BASE_LABELS)
     for words in (pools(False), pools(True)):
         assert all(tree_symbol_names(word) == [word] for word in words.content)
 

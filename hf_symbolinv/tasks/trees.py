@@ -16,6 +16,7 @@ Plain Python: the dataset builders and the tree tokenizer use the same labels.
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from ..utils.trees import parse_bracketed, tree_leaves, tree_nodes
@@ -23,8 +24,15 @@ from . import Judgement, Task, register_task
 
 #: The phrase labels of the sentence grammar, of its logical forms and of the random trees.
 PHRASE_LABELS: tuple[str, ...] = ("S", "NP", "VP", "AP", "PP", "ADVP", "PASS", "AGENT", "LF", "ARGS", "MOD")
-#: The markers of ``car-cdr-seq``: the root, the operation list's cells, the two operations.
-CARCDR_LABELS: tuple[str, ...] = ("CARCDR", "OPS", "CAR", "CDR")
+#: The most car/cdr operations one ``car-cdr-seq`` input names.
+CAR_CDR_MAX_OPERATIONS = 4
+#: The root labels of ``car-cdr-seq``: Lisp's names of 1..4 car/cdr operations (``CADR`` is car of cdr: the
+#: letters between C and R, read right to left, are the operations in the order they apply).
+CARCDR_LABELS: tuple[str, ...] = tuple(
+    "C" + "".join(letters) + "R"
+    for count in range(1, CAR_CDR_MAX_OPERATIONS + 1)
+    for letters in itertools.product("AD", repeat=count)
+)
 #: Function words of the sentence grammar (not symbols: a transformation keeps or inserts them by rule).
 DETERMINERS: tuple[str, ...] = ("the", "some", "every", "no", "this", "that")
 PREPOSITIONS: tuple[str, ...] = ("in", "on", "near", "with", "under", "behind")

@@ -19,7 +19,7 @@ from hf_symbolinv.evaluation.tree import evaluate_tree_model
 from hf_symbolinv.models.dte import DTEForTreeTransduction
 from hf_symbolinv.utils.trees import parse_bracketed
 
-TINY = ["max_depth=5", "num_steps=3", "d_model=16", "num_heads=2", "ffn_dim=32", "filler_dim=8"]
+TINY = ["max_depth=6", "num_steps=3", "d_model=16", "num_heads=2", "ffn_dim=32", "filler_dim=8"]
 
 
 def _depth(tree) -> int:
@@ -29,8 +29,8 @@ def _depth(tree) -> int:
 @pytest.fixture(scope="module")
 def tree_data(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("trees") / "data"
-    argv = ["data", "build", "car-cdr-seq", "--out", str(folder), "--num-samples", "60", "--max-size", "4"]
-    assert main([*argv, "--max-depth", "5", "--quiet"]) == 0
+    argv = ["data", "build", "car-cdr-seq", "--out", str(folder), "--num-samples", "60", "--max-size", "3"]
+    assert main([*argv, "--max-depth", "6", "--quiet"]) == 0
     return folder
 
 
@@ -44,7 +44,7 @@ def test_data_build_max_depth_bounds_every_tree(tree_data: Path) -> None:
 
     data = datasets.load_dataset(str(tree_data))
     depths = [_depth(parse_bracketed(text)) for split in data.values() for text in [*split["input"], *split["target"]]]
-    assert max(depths) == 5
+    assert max(depths) == 6
 
 
 def test_max_depth_is_refused_for_other_configurations(tmp_path: Path, capsys) -> None:
@@ -62,7 +62,7 @@ def test_a_dte_preset_trains_evaluates_and_fine_tunes(tree_data: Path, tmp_path:
     model_dir = output / "model"
     config = json.loads((model_dir / "config.json").read_text())
     assert config["model_type"] == "dte" and config["vocabulary"] == "tree" and config["termination"] == "sluggish"
-    assert config["top_k"] == 1 and config["max_depth"] == 5
+    assert config["top_k"] == 1 and config["max_depth"] == 6
     assert "Terminating" in (model_dir / "README.md").read_text()
     assert main(["evaluate", str(output), "--data", str(tree_data), "--split", "test_ood_lexical", "--limit", "5"]) == 0
     report = json.loads((model_dir / "eval-test_ood_lexical.json").read_text())
@@ -83,7 +83,7 @@ def test_a_dte_preset_trains_evaluates_and_fine_tunes(tree_data: Path, tmp_path:
     (swapped / "dte_tokenizer.json").write_text(json.dumps(record))
     assert main(["evaluate", str(swapped), "--data", str(tree_data), "--report", str(tmp_path / "r2")]) == 2
     assert "does not match the model's task: label 2 is" in capsys.readouterr().err
-    source = "(CARCDR (OPS CAR _) (S (NP the king) (VP ran (NP the dog))))"
+    source = "(CAR (NP the king) (VP ran (NP the dog)))"
     assert main(["solve", str(output), source]) == 0
     printed = capsys.readouterr().out
     assert printed.startswith("1. ") and "steps]" in printed
@@ -146,10 +146,10 @@ def test_nnf_answers_are_judged_by_equivalence(monkeypatch) -> None:
 
 
 def test_a_tree_deeper_than_the_model_is_named_before_training(tree_data: Path, tmp_path: Path, capsys) -> None:
-    # The data reaches depth 5; a model of depth 4 cannot hold it: the row is named, no training starts.
+    # The data reaches depth 6; a model of depth 5 cannot hold it: the row is named, no training starts.
     argv = ["train", "--task", "tree", "--preset", "dtm-small", "--data", str(tree_data), "--output", str(tmp_path)]
-    assert main([*argv, "--steps", "1", "--set", *TINY, "max_depth=4"]) == 2
+    assert main([*argv, "--steps", "1", "--set", *TINY, "max_depth=5"]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith("error: train split row ") and "deeper than max_depth=4" in err
-    assert "has depth 5" in err and len(err.splitlines()) == 1
+    assert err.startswith("error: train split row ") and "deeper than max_depth=5" in err
+    assert "has depth 6" in err and len(err.splitlines()) == 1
     assert not (tmp_path / "checkpoints").exists() or not any((tmp_path / "checkpoints").iterdir())
