@@ -6,11 +6,16 @@ transformer"), the renaming-invariant FOLNet and a transformer encoder-decoder w
 (``kinship-vanilla``, the same tokenizer), trained on chains of k = 2, 3 facts between people named a..m and
 tested on k = 2..10 with people named n..z: accuracy per k.
 
+``kinship-shuffled``: the same four models on ``kinship-shuffled`` (each story's facts in a random order among
+two distractor facts that lead away from the chain, so that the answer depends on who is who), with every seed
+of ``--seeds``: accuracy per k, mean and spread over the seeds.
+
 ``prop``: the renaming-invariant FOLNet against the SIT (``prop-best``) and the fixed-embedding transformer
 (``prop-vanilla``), trained on 5-symbol ``prop-35`` formulas and tested on 5 and 10 symbols: correct, exact,
 alpha-covariance, and the time per training step.
 
     python benchmarks/folnet_experiments.py kinship --out benchmarks/results/folnet_kinship
+    python benchmarks/folnet_experiments.py kinship-shuffled --out benchmarks/results/folnet_kinship_shuffled
     python benchmarks/folnet_experiments.py prop --out benchmarks/results/folnet_prop
 
 Each run's report is saved as ``runs/NAME/report.json``; a rerun skips finished runs and resumes an interrupted
@@ -24,6 +29,7 @@ import argparse
 import json
 import os
 import platform
+import statistics
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -95,14 +101,15 @@ PROP_RUNS: dict[str, tuple[str, list[str], str]] = {
 }
 
 
-def kinship_data(data_dir: Path, samples: int) -> tuple[Path, object]:
-    folder = data_dir / "kinship"
-    dataset = dataset_builders.build("kinship", folder, num_samples=samples, seed=0, progress=False)
+def kinship_data(data_dir: Path, samples: int, config: str = "kinship") -> tuple[Path, object]:
+    folder = data_dir / config
+    dataset = dataset_builders.build(config, folder, num_samples=samples, seed=0, progress=False)
     return folder, dataset["test"]
 
 
-def evaluate_kinship(model_dir: Path, test: object) -> dict:
-    """Accuracy per chain length k (greedy: the answer is one word), alpha-covariance on 3-4 people."""
+def evaluate_kinship(model_dir: Path, test: object, alpha_counts: tuple[int, int] = (3, 4)) -> dict:
+    """Accuracy per chain length k (greedy: the answer is one word), alpha-covariance on 3-4 people (5-6 in a
+    shuffled story: its two distractors name two more)."""
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
     model = AutoModelForSeq2SeqLM.from_pretrained(model_dir).eval()
@@ -118,20 +125,26 @@ def evaluate_kinship(model_dir: Path, test: object) -> dict:
             sizes=list(test["size"]),
             num_beams=1,
             max_new_tokens=4,
-            alpha_symbol_counts=(3, 4),
-            alpha_pool=5,
+            alpha_symbol_counts=alpha_counts,
+            alpha_pool=max(alpha_counts) + 1,
             alpha_samples=30,
             max_perm=24,
             progress=False,
         )
     except ValueError as error:  # a model with too few symbol rows for the test names
         return {"parameters": sum(p.numel() for p in model.parameters()), "error": str(error).split(":")[0]}
+    by_k: dict[int, list[float]] = {}  # k (the size) -> [hits, count], over the people counts
+    for people, cells in report.heatmap.items():
+        for k, accuracy in cells.items():
+            count = report.heatmap_counts[people][k]
+            hits = by_k.setdefault(int(k), [0.0, 0])
+            hits[0] += accuracy * count
+            hits[1] += count
     return {
         "parameters": sum(p.numel() for p in model.parameters()),
         "correct": report.correct,
         "invalid": report.invalid,
-        # k facts join k + 1 people
-        "by_k": {k - 1: value for k, value in report.by_symbols.items()},
+        "by_k": {k: hits / count for k, (hits, count) in sorted(by_k.items())},
         "alpha_covariance": report.alpha_covariance,
     }
 
@@ -139,17 +152,19 @@ def evaluate_kinship(model_dir: Path, test: object) -> dict:
 def run_presets(
     args: argparse.Namespace, table: dict, data: Path, task: str, evaluate: Callable[[Path], dict]
 ) -> list[dict]:
-    """Train every run of ``table`` (name -> preset, ``--set`` settings, note) on ``data`` unless ``--only``
-    leaves it out, and evaluate each with ``evaluate(model_dir)``."""
+    """Train every run of ``table`` (name -> preset, ``--set`` settings, note) on ``data`` with every seed of
+    ``--seeds`` unless ``--only`` leaves it out, and evaluate each with ``evaluate(model_dir)``. A run of one
+    seed is named as its model; with several, ``MODEL-sSEED``."""
     runs = []
-    for name, (preset, settings, note) in table.items():
-        if args.only and name not in args.only:
-            continue
-        runs.append(
-            run_once(
+    for seed in args.seeds:
+        for model, (preset, settings, note) in table.items():
+            if args.only and model not in args.only:
+                continue
+            name = model if len(args.seeds) == 1 else f"{model}-s{seed}"
+            report = run_once(
                 args.out,
                 name,
-                lambda preset=preset, settings=settings, name=name: train(
+                lambda preset=preset, settings=settings, name=name, seed=seed: train(
                     args.out,
                     name,
                     data,
@@ -157,6 +172,8 @@ def run_presets(
                     args.batch_size,
                     "--preset",
                     preset,
+                    "--seed",
+                    str(seed),
                     settings=settings,
                     task=task,
                 ),
@@ -165,7 +182,7 @@ def run_presets(
                 f"{note}; `--preset {preset} --set {' '.join(settings)}`",
                 evaluate=evaluate,
             )
-        )
+            runs.append({**report, "model": model, "seed": seed})
     return runs
 
 
@@ -173,6 +190,12 @@ def experiment_kinship(args: argparse.Namespace) -> tuple[list[dict], str]:
     data, test = kinship_data(args.data_dir, args.samples)
     runs = run_presets(args, KINSHIP_RUNS, data, "kinship", lambda model_dir: evaluate_kinship(model_dir, test))
     return runs, "Kinship: FOLNet variants against a transformer, CPU scale"
+
+
+def experiment_kinship_shuffled(args: argparse.Namespace) -> tuple[list[dict], str]:
+    data, test = kinship_data(args.data_dir, args.samples, "kinship-shuffled")
+    runs = run_presets(args, KINSHIP_RUNS, data, "kinship", lambda model_dir: evaluate_kinship(model_dir, test, (5, 6)))
+    return runs, "Shuffled kinship stories with distractors: FOLNet variants against a transformer, CPU scale"
 
 
 def experiment_prop(args: argparse.Namespace) -> tuple[list[dict], str]:
@@ -189,6 +212,14 @@ def pct(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.1f}"
 
 
+def spread(values: list[float]) -> str:
+    """Mean ± standard deviation in %."""
+    if not values:
+        return "-"
+    deviation = statistics.stdev(values) if len(values) > 1 else 0.0
+    return f"{100 * statistics.fmean(values):.1f} ± {100 * deviation:.1f}"
+
+
 def markdown(title: str, runs: list[dict], args: argparse.Namespace, machine: str) -> str:
     lines = [
         f"# {title}",
@@ -196,10 +227,38 @@ def markdown(title: str, runs: list[dict], args: argparse.Namespace, machine: st
         f"Command: `{args.command}`  ",
         f"Machine: {machine}  ",
         f"Training: `symbolinv train`, {args.steps} steps of batch {args.batch_size} (AdamW lr 1e-3, weight decay "
-        "0.1, cosine schedule, 5% warm-up), seed 0; time per step includes the few in-training evaluations.",
+        f"0.1, cosine schedule, 5% warm-up), seed {', '.join(map(str, args.seeds))}; time per step includes the few "
+        "in-training evaluations.",
         "",
     ]
-    if args.experiment == "kinship":
+    if args.experiment == "kinship-shuffled":
+        ks = sorted({int(k) for run in runs for k in run.get("by_k", {})})
+        lines += [
+            f"Data: `kinship-shuffled`, {args.samples:,} stories (train k = 2, 3 with names a..m; test k = 2..10 "
+            "with names n..z; every story's facts in a random order among 2 distractor facts that lead away from "
+            "the chain), greedy answers judged against the composed relation. Accuracy in %, mean ± standard "
+            "deviation over the seeds.",
+            "",
+            "| model | seeds | parameters | s/step | test correct | "
+            + " | ".join(f"k={k}" for k in ks)
+            + " | alpha-cov 5/6 |",
+            "|---|---|---|---|---|" + "---|" * len(ks) + "---|",
+        ]
+        for model in dict.fromkeys(run["model"] for run in runs):
+            group = [run for run in runs if run["model"] == model and "error" not in run]
+            if not group:
+                continue
+            alpha = [a for run in group for a in run.get("alpha_covariance", {}).values()]
+            lines.append(
+                f"| {model} | {len(group)} | {group[0]['parameters']:,} | "
+                f"{60 * statistics.fmean(run['train_minutes'] for run in group) / args.steps:.3f} | "
+                f"{spread([run['correct'] for run in group])} | "
+                + " | ".join(
+                    spread([v for run in group for key, v in run["by_k"].items() if int(key) == k]) for k in ks
+                )
+                + f" | {pct(min(alpha)) if alpha else '-'} (lowest) |"
+            )
+    elif args.experiment == "kinship":
         ks = sorted({int(k) for run in runs for k in run.get("by_k", {})})
         lines += [
             f"Data: `kinship`, {args.samples:,} stories (train k = 2, 3 with names a..m; test k = 2..10 with "
@@ -248,7 +307,7 @@ def markdown(title: str, runs: list[dict], args: argparse.Namespace, machine: st
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("experiment", choices=["kinship", "prop"])
+    parser.add_argument("experiment", choices=["kinship", "kinship-shuffled", "prop"])
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--data-dir", type=Path, default=None, help="default: OUT/data (built there when missing)")
     parser.add_argument("--samples", type=int, default=20_000, help="stories / formulas before splitting")
@@ -258,11 +317,13 @@ def main() -> int:
     parser.add_argument("--beam", type=int, default=3, help="prop: beams")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--only", nargs="*", default=[], metavar="RUN", help="run only these models")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0], help="train every model with each seed")
     args = parser.parse_args()
     args.data_dir = args.data_dir or args.out / "data"
     args.command = "python " + " ".join(sys.argv)
     torch.set_num_threads(args.threads)
-    runs, title = (experiment_kinship if args.experiment == "kinship" else experiment_prop)(args)
+    experiments = {"kinship": experiment_kinship, "kinship-shuffled": experiment_kinship_shuffled}
+    runs, title = experiments.get(args.experiment, experiment_prop)(args)
     machine = (
         f"{platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}, {torch.get_num_threads()} thread(s)"
     )

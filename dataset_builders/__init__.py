@@ -59,6 +59,7 @@ CONFIG_NAMES: tuple[str, ...] = (
     "copy-small-grid",
     "copy-large-grid",
     "kinship",
+    "kinship-shuffled",
     "kinship-test",
     *TREE_CONFIG_NAMES,
 )

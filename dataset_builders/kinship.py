@@ -23,11 +23,14 @@ Configurations (defaults in :data:`CONFIGS`):
   draw from the first 13 letters (``--num-symbols``, a..m), ``test`` from the others (n..z), so the test
   shares no name with training. No story appears twice in a split, nor in both ``train`` and
   ``validation``.
+* ``kinship-shuffled``: as ``kinship``, but each story adds :data:`DISTRACTORS` true facts that lead away from
+  the chain (from a person of the chain to somebody outside it) and writes all its facts in a random order,
+  so that the answer depends on who is who: the chain must be found by following the names from the query.
 * ``kinship-test``: one ``test`` split of 1000 stories per k in 2..10 (``--num-samples`` per k), names
   from the test pool.
 
-Columns: ``input`` (the story), ``target`` (the relation word), ``num_symbols`` (people in the story,
-k + 1) and ``size`` (k, the number of facts).
+Columns: ``input`` (the story), ``target`` (the relation word), ``num_symbols`` (people in the story:
+k + 1, and one more per distractor) and ``size`` (k, the facts of the chain).
 """
 
 from __future__ import annotations
@@ -47,8 +50,10 @@ from hf_symbolinv.tasks.kinship import (
     KIND_WORDS,
     RELATION_WORDS,
     compose,
+    format_facts,
     format_story,
     parse_story,
+    story_people,
 )
 
 from .cards import card_metadata, markdown_table
@@ -87,6 +92,9 @@ SEARCH_BUDGET = 4000
 #: Candidates tried per story requested before a split gives up (the stories of small k over a small
 #: name pool can run out: no story appears twice).
 ATTEMPTS_PER_SAMPLE, ATTEMPTS_EXTRA = 20, 1000
+#: Facts off the chain in every ``kinship-shuffled`` story (the test pool of 13 names holds a chain of 10
+#: facts and two more people).
+DISTRACTORS = 2
 #: Bumped whenever a change alters the stories drawn for a seed.
 STORY_VERSION = 1
 
@@ -202,6 +210,29 @@ def graph_relation(family: Family, x: int, z: int) -> str | None:
     return KIND_WORDS[kinds.pop()][family.gender[z] == "F"]
 
 
+def distractor_facts(
+    rng: random.Random, family: Family, people: Sequence[int], count: int
+) -> list[tuple[int, str, int]] | None:
+    """``count`` true facts (person, word, other) from people of the chain ``people`` to ``count`` different
+    people outside it, so that they lead away from the chain and never make a second path between two of its
+    people; None where the family has too few."""
+    chain, used = set(people), set()
+    facts = []
+    for _ in range(count):
+        options = [
+            (person, word, other)
+            for person in people
+            for word, other in family.neighbours(person)
+            if other not in chain and other not in used
+        ]
+        if not options:
+            return None
+        fact = rng.choice(options)
+        facts.append(fact)
+        used.add(fact[2])
+    return facts
+
+
 def find_chain(
     rng: random.Random, family: Family, k: int, budget: int = SEARCH_BUDGET
 ) -> tuple[list[int], list[str]] | None:
@@ -251,17 +282,16 @@ def find_chain(
 @dataclass(frozen=True)
 class Story:
     """A drawn story: the chain length asked for, the family, the chain found (people and fact words; empty
-    where none was) and the names given to the chain."""
+    where none was), the names given to the chain, the written story (empty where none was) and the facts
+    off the chain (person, word, other)."""
 
     k: int
     family: Family
     people: tuple[int, ...]
     words: tuple[str, ...]
     names: tuple[str, ...]
-
-    @property
-    def text(self) -> str:
-        return format_story(self.names, self.words)
+    text: str = ""
+    distractors: tuple[tuple[int, str, int], ...] = ()
 
 
 def name_pools(num_train_names: int) -> tuple[str, str]:
@@ -273,12 +303,13 @@ def name_pools(num_train_names: int) -> tuple[str, str]:
 def check_row(row: dict) -> str:
     """The relation a row's story composes to; ``ValueError`` unless it is the row's target and the
     ``num_symbols``/``size`` columns describe the story."""
-    names, words = parse_story(row["input"])
+    words = parse_story(row["input"])[1]
     answer = compose(words)
     if answer is None or answer != row["target"]:
         raise ValueError(f"{row['input']!r} composes to {answer!r}, not {row['target']!r}")
-    if (row["num_symbols"], row["size"]) != (len(names), len(words)):
-        raise ValueError(f"{row!r}: num_symbols and size should be {len(names)} and {len(words)}")
+    people = len(story_people(row["input"]))
+    if (row["num_symbols"], row["size"]) != (people, len(words)):
+        raise ValueError(f"{row!r}: num_symbols and size should be {people} and {len(words)}")
     return answer
 
 
@@ -290,10 +321,11 @@ class StorySource:
     seed: int
     sizes: tuple[int, ...]
     pool: str
+    distractors: int = 0
     max_index: int | None = None
     keys_all_listed: bool = True
     batch_size: int = 256
-    drop_reasons: tuple[str, ...] = ("no chain", "graph disagrees")
+    drop_reasons: tuple[str, ...] = ("no chain", "no distractor", "graph disagrees", "check failed")
 
     def candidate(self, index: int, full: Callable[[Hashable], bool] | None = None) -> Story | None:
         k = self.sizes[index % len(self.sizes)]
@@ -305,23 +337,40 @@ class StorySource:
         if chain is None:
             return Story(k, family, (), (), ())
         people, words = chain
-        return Story(k, family, tuple(people), tuple(words), tuple(rng.sample(self.pool, k + 1)))
+        if not self.distractors:
+            names = rng.sample(self.pool, k + 1)
+            return Story(k, family, tuple(people), tuple(words), tuple(names), format_story(names, words))
+        extra = distractor_facts(rng, family, people, self.distractors)
+        if extra is None:
+            return Story(k, family, tuple(people), tuple(words), ())
+        names = rng.sample(self.pool, k + 1 + self.distractors)
+        name_of = dict(zip([*people, *(other for _, _, other in extra)], names))
+        facts = [(names[i], word, names[i + 1]) for i, word in enumerate(words)]
+        facts += [(name_of[person], word, name_of[other]) for person, word, other in extra]
+        rng.shuffle(facts)
+        text = format_facts(facts, (names[0], names[k]))
+        return Story(k, family, tuple(people), tuple(words), tuple(names[: k + 1]), text, tuple(extra))
 
     def key(self, candidate: Story) -> Hashable:
         return candidate.k
 
     def identity(self, candidate: Story) -> Hashable:
-        return candidate.text if candidate.words else None
+        return candidate.text or None
 
     def realise(self, candidate: Story) -> Outcome:
         if not candidate.words:
             return Outcome(drop="no chain")
+        if not candidate.text:
+            return Outcome(drop="no distractor")
         composed = compose(candidate.words)
         read = graph_relation(candidate.family, candidate.people[0], candidate.people[-1])
         if composed is None or composed != read:
             return Outcome(drop="graph disagrees")  # never seen: the table holds in every family drawn
+        if parse_story(candidate.text) != (list(candidate.names), list(candidate.words)):
+            return Outcome(drop="check failed")  # never seen: distractors lead away from the chain
         k = len(candidate.words)
-        return Outcome(row={"input": candidate.text, "target": composed, "num_symbols": k + 1, "size": k})
+        people = k + 1 + self.distractors
+        return Outcome(row={"input": candidate.text, "target": composed, "num_symbols": people, "size": k})
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -337,6 +386,18 @@ CONFIGS: dict[str, ConfigSpec] = {
             "Kinship stories: a chain of k family facts between people named by interchangeable letters -> the "
             "relation of the first to the last; train and validation k in {2, 3}, test k in 2..10 with names "
             "unseen in training.",
+            100_000,
+            13,
+            10,
+            min_size=2,
+        ),
+        ConfigSpec(
+            "kinship-shuffled",
+            "kinship",
+            "base",
+            f"Kinship stories whose facts are shuffled among {DISTRACTORS} true facts that lead away from the chain: "
+            "the relation of the query's first person to its second, found by following the names; train and "
+            "validation k in {2, 3}, test k in 2..10 with names unseen in training.",
             100_000,
             13,
             10,
@@ -364,19 +425,25 @@ _FIELDS = {
 }
 
 
+def distractors_of(config: str) -> int:
+    """The facts off the chain in every story of ``config``."""
+    return DISTRACTORS if config == "kinship-shuffled" else 0
+
+
 def _check(spec: ConfigSpec, params: BuildParams) -> None:
     train_pool, test_pool = name_pools(params.num_symbols)
+    extra = distractors_of(spec.name)
     # The grid too: its test pool is the one `kinship` leaves with the same --num-symbols (and its card names both).
-    if len(train_pool) < max(TRAIN_SIZES) + 1:
+    if len(train_pool) < max(TRAIN_SIZES) + 1 + extra:
         raise ValueError(
-            f"--num-symbols (the training names) must be at least {max(TRAIN_SIZES) + 1} for {spec.name}, "
+            f"--num-symbols (the training names) must be at least {max(TRAIN_SIZES) + 1 + extra} for {spec.name}, "
             f"got {params.num_symbols}"
         )
-    if len(test_pool) < params.max_size + 1:
+    if len(test_pool) < params.max_size + 1 + extra:
         raise ValueError(
-            f"stories of up to {params.max_size} facts need {params.max_size + 1} test names, but --num-symbols "
-            f"{params.num_symbols} leaves {len(test_pool)} of {len(LETTERS)} letters; lower --max-size or "
-            "--num-symbols"
+            f"stories of up to {params.max_size} facts need {params.max_size + 1 + extra} test names, but "
+            f"--num-symbols {params.num_symbols} leaves {len(test_pool)} of {len(LETTERS)} letters; lower "
+            "--max-size or --num-symbols"
         )
 
 
@@ -412,6 +479,16 @@ def _card(spec: ConfigSpec, params: BuildParams, dataset: datasets.DatasetDict, 
         ],
     )
     answers: Counter[str] = Counter(t for split in dataset.values() for t in split["target"])
+    extra = distractors_of(spec.name)
+    shuffled = (
+        f" Every story adds {extra} distractors: true facts of the family from a person of the chain to {extra} "
+        "different people outside it (so they lead away from the chain and never open a second path between two "
+        f"of its people), and writes its k + {extra} facts in a random order: the chain has to be found by "
+        "following the names from the query's first person. The names are drawn for the chain and the "
+        "distractors together."
+        if extra
+        else ""
+    )
     command = (
         f"symbolinv data build {spec.name} --out DIR --num-samples {params.num_samples} --num-symbols "
         f"{params.num_symbols} --max-size {params.max_size} --seed {params.seed}"
@@ -425,10 +502,15 @@ def _card(spec: ConfigSpec, params: BuildParams, dataset: datasets.DatasetDict, 
             "match of the relation word (task `kinship`: a word that is no relation is invalid).\n",
             "## Loading\n\n```python\nfrom datasets import load_dataset\n\n"
             'dataset = load_dataset("path/to/this/directory")  # or load_dataset(REPO_ID, name=CONFIG)\n```\n',
-            "## Format\n\nWhitespace-separated tokens. A fact `X REL Y` reads 'Y is X's REL'; the k facts are "
-            "separated by `,` and form a chain (each starts with the person the previous one ended with); "
-            "`? X Z` asks for the relation of the chain's first person X to its last Z. Example: input "
-            "`a father b , b sister c ? a c`, target `aunt`. The names are single lowercase letters (the "
+            "## Format\n\nWhitespace-separated tokens. A fact `X REL Y` reads 'Y is X's REL'; facts are "
+            "separated by `,`; `? X Z` asks for the relation of X to Z, the ends of the one chain of k facts "
+            "from X to Z (each starting with the person the previous one ended with). Example: input "
+            + (
+                "`b son d , b sister c , a father b ? a c` (the chain `a father b`, `b sister c`; `b son d` leads away)"
+                if extra
+                else "`a father b , b sister c ? a c`"
+            )
+            + ", target `aunt`. The names are single lowercase letters (the "
             "symbols); facts use the basic words "
             + ", ".join(w for kind in FACT_KINDS for w in KIND_WORDS[kind])
             + f"; the {len(RELATION_WORDS)} answer words are "
@@ -446,7 +528,8 @@ def _card(spec: ConfigSpec, params: BuildParams, dataset: datasets.DatasetDict, 
             "through k + 1 different people along which the composition table below determines the relation at "
             "every step, and k + 1 names are drawn from the split's pool. A story is kept only if the relation "
             "the chain composes to is also the one relation the family graph gives between its two people "
-            f"(candidates dropped: {', '.join(f'{r} {n}' for r, n in sorted(drops.items())) or 'none'}).\n",
+            f"(candidates dropped: {', '.join(f'{r} {n}' for r, n in sorted(drops.items())) or 'none'})."
+            f"{shuffled}\n",
             "Relation definitions ('Z is X's ...'): uncle/aunt: a sibling of a parent or the spouse of one; "
             "nephew/niece: a child of a sibling or of a sibling of the spouse; brother-/sister-in-law: a "
             "sibling of the spouse or the spouse of a sibling; father-/mother-in-law: a parent of the spouse; "
@@ -516,7 +599,12 @@ def build_kinship(
             # Validation repeats no training story (test names differ from training names anyway).
             exclude = [row["input"] for row in splits.get("train", ())] if name == "validation" else []
             source = StorySource(
-                f"{spec.name}/{name}", params.seed, sizes, pool, max_index=ATTEMPTS_PER_SAMPLE * total + ATTEMPTS_EXTRA
+                f"{spec.name}/{name}",
+                params.seed,
+                sizes,
+                pool,
+                distractors=distractors_of(spec.name),
+                max_index=ATTEMPTS_PER_SAMPLE * total + ATTEMPTS_EXTRA,
             )
             rows, state = generate(
                 source,

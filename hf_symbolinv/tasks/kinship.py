@@ -5,10 +5,12 @@ Written form (whitespace-separated tokens; people are symbols, relation words an
 
     a father b , b sister c ? a c        ->  aunt
 
-A fact ``X REL Y`` reads "Y is X's REL"; facts are separated by ``,`` and form a chain (each fact starts
-with the person the previous one ended with); ``? X Z`` asks for the relation REL with "Z is X's REL",
-the first and the last person of the chain. Facts use the eight basic words (father, mother, son,
-daughter, brother, sister, husband, wife); an answer is one of the :data:`RELATION_WORDS`.
+A fact ``X REL Y`` reads "Y is X's REL"; facts are separated by ``,``; ``? X Z`` asks for the relation REL
+with "Z is X's REL". The facts hold exactly one chain from X to Z (each fact starting with the person the
+previous one ended with), written in any order and among facts that lead elsewhere (``b son d , a father b ,
+b sister c ? a c`` asks the same as the story above: ``b son d`` is a distractor). Facts use the eight basic
+words (father, mother, son, daughter, brother, sister, husband, wife); an answer is one of the
+:data:`RELATION_WORDS`.
 
 The answer is the left-to-right composition of the facts by :data:`COMPOSITION`: the relation of X to the
 n-th person, composed with the next fact, gives the relation of X to the (n+1)-th. The table holds only
@@ -103,35 +105,70 @@ def compose(words: Sequence[str]) -> str | None:
     return relation
 
 
+Fact = tuple[str, str, str]  # (X, REL, Y): "Y is X's REL"
+
+
+def format_facts(facts: Sequence[Fact], query: tuple[str, str]) -> str:
+    """The written story of ``facts`` in the order given and the query ``(X, Z)``."""
+    if not facts:
+        raise ValueError("a story needs at least one fact")
+    written = f" {FACT_SEPARATOR} ".join(" ".join(fact) for fact in facts)
+    return f"{written} {QUERY_MARK} {query[0]} {query[1]}"
+
+
 def format_story(names: Sequence[str], words: Sequence[str]) -> str:
-    """The written story: ``names[i] words[i] names[i+1]`` for each fact, then the query of the ends."""
+    """The written chain: ``names[i] words[i] names[i+1]`` for each fact in order, then the query of the ends."""
     if len(names) != len(words) + 1 or not words:
         raise ValueError(f"a chain of {len(words)} facts needs {len(words) + 1} names, got {len(names)}")
-    facts = f" {FACT_SEPARATOR} ".join(f"{names[i]} {word} {names[i + 1]}" for i, word in enumerate(words))
-    return f"{facts} {QUERY_MARK} {names[0]} {names[-1]}"
+    return format_facts([(names[i], word, names[i + 1]) for i, word in enumerate(words)], (names[0], names[-1]))
 
 
-def parse_story(text: str) -> tuple[list[str], list[str]]:
-    """The names (chain order) and fact words of a written story; ``ValueError`` where it is not one."""
+def read_facts(text: str) -> tuple[list[Fact], tuple[str, str]]:
+    """The facts (in written order) and the query ``(X, Z)`` of a written story; ``ValueError`` naming the fact
+    or the query that is malformed."""
     body, mark, query = text.partition(QUERY_MARK)
     if not mark:
         raise ValueError(f"no query ({QUERY_MARK!r}) in the story {text!r}")
     reserved = {*RELATION_WORDS, FACT_SEPARATOR, QUERY_MARK}
-    names: list[str] = []
-    words: list[str] = []
+    facts: list[Fact] = []
     for number, fact in enumerate(body.split(FACT_SEPARATOR)):
         parts = fact.split()
         if len(parts) != 3 or parts[1] not in FACT_WORDS or parts[0] in reserved or parts[2] in reserved:
             raise ValueError(f"fact {number + 1} of {text!r} is not 'NAME RELATION NAME' with a basic relation")
-        if names and parts[0] != names[-1]:
-            raise ValueError(f"fact {number + 1} of {text!r} does not start with {names[-1]!r}: not a chain")
-        names.extend(parts[::2] if not names else parts[2:])
-        words.append(parts[1])
-    if query.split() != [names[0], names[-1]]:
-        raise ValueError(f"the query of {text!r} is not '{QUERY_MARK} {names[0]} {names[-1]}'")
-    if len(set(names)) != len(names):
-        raise ValueError(f"a person appears twice in the chain of {text!r}")
-    return names, words
+        facts.append((parts[0], parts[1], parts[2]))
+    asked = query.split()
+    if len(asked) != 2 or asked[0] == asked[1] or reserved & set(asked):
+        raise ValueError(f"the query of {text!r} is not '{QUERY_MARK} NAME NAME' with two different names")
+    return facts, (asked[0], asked[1])
+
+
+def story_people(text: str) -> list[str]:
+    """Everybody a story names, in order of first appearance."""
+    facts, query = read_facts(text)
+    return list(dict.fromkeys([name for x, _, y in facts for name in (x, y)] + list(query)))
+
+
+def parse_story(text: str) -> tuple[list[str], list[str]]:
+    """The names (chain order) and fact words of the one chain of facts from the query's first person to its
+    second; ``ValueError`` where the text is no story, or holds no such chain or more than one."""
+    facts, (start, end) = read_facts(text)
+    chains: set[tuple[tuple[str, ...], tuple[str, ...]]] = set()
+    # Depth-first over simple paths; a person is never visited twice on one path, so this ends.
+    stack: list[tuple[tuple[str, ...], tuple[str, ...]]] = [((start,), ())]
+    while stack:
+        names, words = stack.pop()
+        if names[-1] == end:
+            chains.add((names, words))
+            continue
+        for x, word, y in facts:
+            if x == names[-1] and y not in names:
+                stack.append(((*names, y), (*words, word)))
+    if not chains:
+        raise ValueError(f"no chain of facts leads from {start!r} to {end!r} in {text!r}")
+    if len(chains) > 1:
+        raise ValueError(f"more than one chain of facts leads from {start!r} to {end!r} in {text!r}")
+    names, words = chains.pop()
+    return list(names), list(words)
 
 
 def story_answer(text: str) -> str | None:
@@ -165,6 +202,6 @@ TASK = register_task(
         "unseen names: the names are interchangeable symbols, the relation words are fixed.",
         judge=judge,
         input_size=lambda source: len(parse_story(source)[1]),
-        symbol_names=lambda source: sorted(parse_story(source)[0]),
+        symbol_names=lambda source: sorted(story_people(source)),
     )
 )
