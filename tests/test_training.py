@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import socket
@@ -389,24 +390,63 @@ def test_cli_warm_up_is_the_references_1000_steps_or_a_fifth_of_a_shorter_run(ca
     assert "not allowed with argument" in capsys.readouterr().err
 
 
-def test_prop_targets_are_taught_in_the_order_their_symbols_appear() -> None:
+def test_targets_option_chooses_taught_or_written_targets(prop_data: Path, tmp_path: Path, monkeypatch) -> None:
+    """``--targets taught`` (the default) tokenizes with the task's teaching form, ``--targets dataset`` as written."""
+    import hf_symbolinv.training as training
+
+    asked = []
+
+    def record(*args, task=None, **kwargs):
+        asked.append(task)
+        raise KeyboardInterrupt  # stop before any training: only the choice is under test
+
+    monkeypatch.setattr(training, "tokenize_dataset", record)
+    argv = ["train", "--task", "prop", "--preset", "prop-small", "--data", str(prop_data), "--steps", "1"]
+    for extra, expected in (([], "prop"), (["--targets", "dataset"], None)):
+        assert main([*argv, "--output", str(tmp_path / str(expected)), *extra]) == 130  # "interrupted"
+        assert asked == [expected]
+        asked.clear()
+
+
+def test_prop_targets_are_taught_as_the_first_model_decision_by_decision() -> None:
+    """The taught assignment against a naive reference: the symbols in order of first appearance, each 0 exactly
+    when some completion of the assignment so far with it set to 0 satisfies the formula, and the end as soon as
+    every completion does; it follows any renaming, and the dataset's (minimal) target stays the reference."""
+    import random
+
     from datasets import Dataset
 
-    from hf_symbolinv.logic import format_assignment, parse_assignment
+    from hf_symbolinv import logic
     from hf_symbolinv.models.symbolinv.tokenization_symbolinv import SymbolInvTokenizer
-    from hf_symbolinv.tasks.prop import in_order_of_appearance
+    from hf_symbolinv.tasks.prop import first_model
     from hf_symbolinv.training import tokenize_dataset
 
-    # Sorted by name the order depends on the names; by first appearance it follows any renaming.
-    assert in_order_of_appearance("|&cb!a", "a0b1c1") == "c1b1a0"
-    assert in_order_of_appearance("|&ab!c", "a1b1c0") == "a1b1c0"  # the same formula renamed c->a, a->c
-    assert parse_assignment(in_order_of_appearance("&!ba", "a1b0")) == parse_assignment("a1b0")
-    assert format_assignment({"b": True, "a": False}, order=["b", "a"]) == "b1a0"
-    with pytest.raises(ValueError, match="lacks symbols"):
-        format_assignment({"a": True, "q": False}, order=["a"])
+    def completions(formula, names: list[str], fixed: dict[str, bool]):
+        free = [name for name in names if name not in fixed]
+        for values in itertools.product((False, True), repeat=len(free)):
+            yield logic.evaluate_prop(formula, {**fixed, **dict(zip(free, values))})
+
+    assert first_model("|&cb!a", "a0") == "c0b0a0"  # (c & b) | !a: minimal a0, but a comes last
+    assert first_model("|&ab!c", "c0") == "a0b0c0"  # the same formula renamed c<->a
+    assert logic.format_assignment(logic.solve_prop("|&cb!a").assignment) == "a0"
+    assert first_model("&a!a", "") == ""  # unsatisfiable: the row's target stays
+    rng = random.Random(0)
+    for _ in range(300):
+        formula = logic.random_prop_formula(rng, rng.randint(3, 15), ["a", "b", "c", "d"])
+        names = list(logic.symbols_of(formula, kind="prop"))
+        if not any(completions(formula, names, {})) or all(completions(formula, names, {})):
+            continue  # unsatisfiable or valid: no assignment to teach
+        taught = first_model(logic.format_prop(formula), "")
+        assignment = logic.parse_assignment(taught)
+        order = list(assignment)
+        assert order == names[: len(order)], taught
+        for i, name in enumerate(order):
+            before = {n: assignment[n] for n in order[:i]}
+            assert not all(completions(formula, names, before))  # not forced before its last symbol
+            assert assignment[name] == (not any(completions(formula, names, {**before, name: False})))
+        assert all(completions(formula, names, assignment)) and logic.check_assignment(formula, assignment)
     tokenizer = SymbolInvTokenizer.from_preset("prop")
-    data = Dataset.from_dict({"input": ["|&cb!a"], "target": ["a0b1c1"]})
-    taught = tokenize_dataset(data, tokenizer, task="prop")[0]["labels"]
-    assert taught == tokenizer(text_target="c1b1a0")["input_ids"]
-    assert tokenize_dataset(data, tokenizer)[0]["labels"] == tokenizer(text_target="a0b1c1")["input_ids"]
-    assert tokenize_dataset(data, tokenizer, task="prop")[0]["target"] == "a0b1c1"  # the reference stays
+    data = Dataset.from_dict({"input": ["|&cb!a"], "target": ["a0"]})
+    assert tokenize_dataset(data, tokenizer, task="prop")[0]["labels"] == tokenizer(text_target="c0b0a0")["input_ids"]
+    assert tokenize_dataset(data, tokenizer)[0]["labels"] == tokenizer(text_target="a0")["input_ids"]  # as written
+    assert tokenize_dataset(data, tokenizer, task="prop")[0]["target"] == "a0"  # the reference stays

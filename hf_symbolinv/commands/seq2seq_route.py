@@ -92,11 +92,12 @@ def train_seq2seq(args: argparse.Namespace, output: Path, config: Any, init_fold
     if args.max_train_samples is not None:
         train_split = train_split.select(range(min(args.max_train_samples, len(train_split))))
     num_proc = args.workers if args.workers > 1 else None
-    train = tokenize_dataset(train_split, tokenizer, num_proc=num_proc, task=args.task)
+    teach = args.task if args.targets == "taught" else None
+    train = tokenize_dataset(train_split, tokenizer, num_proc=num_proc, task=teach)
     evaluation = None
     if eval_name is not None:
         held_out = dataset[eval_name].select(range(min(args.eval_samples, len(dataset[eval_name]))))
-        evaluation = tokenize_dataset(held_out, tokenizer, task=args.task)
+        evaluation = tokenize_dataset(held_out, tokenizer, task=teach)
     if model is None:
         model = AutoModelForSeq2SeqLM.from_config(config)
     steps = args.steps or 1000

@@ -62,6 +62,13 @@ def add_train_parser(subparsers: Subparsers) -> None:
         help="passes over the train split instead of --steps (the fine-tuning recipe uses 1)",
     )
     parser.add_argument(
+        "--targets",
+        choices=["taught", "dataset"],
+        default="taught",
+        help="taught: the targets as the task teaches them (prop: the solver's first model, symbols in order of "
+        "appearance, rather than the dataset's minimal assignment); dataset: the target column as written",
+    )
+    parser.add_argument(
         "--max-train-samples",
         type=positive_int,
         default=None,

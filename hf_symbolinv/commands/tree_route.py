@@ -34,6 +34,7 @@ _NOT_FOR_TREES: dict[str, Any] = {
     "group_by_length": False,
     "workers": 0,
     "warmup_steps": None,  # the tree route keeps the recipe's 5%
+    "targets": "taught",  # tree targets are taught as written
     "warmup_ratio": None,
 }
 

@@ -211,9 +211,11 @@ def solve_prop(
     formula: Formula | str,
     notation: str = "polish",
     symbols: SymbolRule | Iterable[str] | None = None,
+    minimal: bool = True,
 ) -> PropSolveResult:
     """The canonical minimal satisfying partial assignment, or ``unsat``; ``result.valid`` flags
-    tautologies.
+    tautologies. ``minimal=False``: the first model before its literals are dropped (below), an answer
+    written one decision at a time.
 
     Canonical: a function of the formula alone (not of the process, its string hashing or what was
     solved before), and renaming the formula's symbols renames the assignment the same way. Over the
@@ -228,11 +230,11 @@ def solve_prop(
     names = _symbols_in_order(f)
     with _NoGC():
         if len(names) <= _TABLE_LIMIT:
-            return _solve_prop_table(f, names)
-        return _solve_prop_sat(f, names)
+            return _solve_prop_table(f, names, minimal)
+        return _solve_prop_sat(f, names, minimal)
 
 
-def _solve_prop_table(f: Formula, names: list[str]) -> PropSolveResult:
+def _solve_prop_table(f: Formula, names: list[str], minimal: bool = True) -> PropSolveResult:
     """:func:`solve_prop` on one truth table of ``f``: every decision is a mask operation."""
     k = len(names)
     full = (1 << (1 << k)) - 1
@@ -261,10 +263,10 @@ def _solve_prop_table(f: Formula, names: list[str]) -> PropSolveResult:
             sub &= pats[j] if value else ~pats[j]
         return mask & sub == sub
 
-    return PropSolveResult("sat", _shrink(model, names, forces))
+    return PropSolveResult("sat", _shrink(model, names, forces) if minimal else dict(sorted(model.items())))
 
 
-def _solve_prop_sat(f: Formula, names: list[str]) -> PropSolveResult:
+def _solve_prop_sat(f: Formula, names: list[str], minimal: bool = True) -> PropSolveResult:
     """:func:`solve_prop` with the incremental SAT solver, asking only yes/no questions."""
     solver = _solver_for(f)
     if solver.constant is not None:
@@ -278,7 +280,7 @@ def _solve_prop_sat(f: Formula, names: list[str]) -> PropSolveResult:
             model = trial if solver.satisfiable(trial) else {**model, name: True}
             if solver.forces(model):
                 break
-    return PropSolveResult("sat", _shrink(model, names, solver.forces))
+    return PropSolveResult("sat", _shrink(model, names, solver.forces) if minimal else dict(sorted(model.items())))
 
 
 def _shrink(model: Assignment, names: list[str], forces: Callable[[Assignment], bool]) -> Assignment:
