@@ -218,11 +218,16 @@ def collect(out: Path, runs: list[dict], data_dir: Path, command: str, tasks: tu
     reports = sorted([*reports, *kept], key=lambda report: report["name"])
     lexical = {task: lexical_check(data_dir, task) for task in tasks}
     lexical = {**{k: v for k, v in previous.get("lexical", {}).items() if k not in tasks}, **lexical}
-    commands = {**previous.get("commands", {}), **dict.fromkeys(tasks, command)}
+    # Per task, the commands whose runs the reports hold (a rerun of some models adds its own).
+    commands = {
+        task: [lines] if isinstance(lines, str) else lines for task, lines in previous.get("commands", {}).items()
+    }
+    for task in tasks:
+        commands[task] = list(dict.fromkeys([*commands.get(task, []), command]))
     by_command: dict[str, list[str]] = {}
     for task in TASKS:
-        if task in commands:
-            by_command.setdefault(commands[task], []).append(task)
+        for line in commands.get(task, []):
+            by_command.setdefault(line, []).append(task)
     machine = f"{platform.machine()} {cpu_name()}, {os.cpu_count()} cores"
     groups: dict[tuple[str, str], list[dict]] = {}
     for report in reports:

@@ -150,11 +150,16 @@ def evaluate_kinship(model_dir: Path, test: object, alpha_counts: tuple[int, int
 
 
 def run_presets(
-    args: argparse.Namespace, table: dict, data: Path, task: str, evaluate: Callable[[Path], dict]
+    args: argparse.Namespace,
+    table: dict,
+    data: Path,
+    task: str,
+    evaluate: Callable[[Path], dict],
+    flags: tuple[str, ...] = (),
 ) -> list[dict]:
     """Train every run of ``table`` (name -> preset, ``--set`` settings, note) on ``data`` with every seed of
     ``--seeds`` unless ``--only`` leaves it out, and evaluate each with ``evaluate(model_dir)``. A run of one
-    seed is named as its model; with several, ``MODEL-sSEED``."""
+    seed is named as its model; with several, ``MODEL-sSEED``. ``flags``: more ``symbolinv train`` options."""
     runs = []
     for seed in args.seeds:
         for model, (preset, settings, note) in table.items():
@@ -174,6 +179,7 @@ def run_presets(
                     preset,
                     "--seed",
                     str(seed),
+                    *flags,
                     settings=settings,
                     task=task,
                 ),
@@ -192,9 +198,21 @@ def experiment_kinship(args: argparse.Namespace) -> tuple[list[dict], str]:
     return runs, "Kinship: FOLNet variants against a transformer, CPU scale"
 
 
+#: kinship-shuffled: validation stories per evaluation during training, and evaluations per run.
+CURVE_SAMPLES, CURVE_POINTS = 300, 6
+
+
 def experiment_kinship_shuffled(args: argparse.Namespace) -> tuple[list[dict], str]:
+    from learning import curve, log_history
+
     data, test = kinship_data(args.data_dir, args.samples, "kinship-shuffled")
-    runs = run_presets(args, KINSHIP_RUNS, data, "kinship", lambda model_dir: evaluate_kinship(model_dir, test, (5, 6)))
+
+    def evaluate(model_dir: Path) -> dict:
+        # The validation curve (k = 2, 3, training names) shows whether a model was still learning.
+        return {**evaluate_kinship(model_dir, test, (5, 6)), "curve": curve(log_history(model_dir.parent))}
+
+    eval_flags = ("--eval-samples", str(CURVE_SAMPLES), "--eval-steps", str(max(1, args.steps // CURVE_POINTS)))
+    runs = run_presets(args, KINSHIP_RUNS, data, "kinship", evaluate, eval_flags)
     return runs, "Shuffled kinship stories with distractors: FOLNet variants against a transformer, CPU scale"
 
 
@@ -257,6 +275,26 @@ def markdown(title: str, runs: list[dict], args: argparse.Namespace, machine: st
                     spread([v for run in group for key, v in run["by_k"].items() if int(key) == k]) for k in ks
                 )
                 + f" | {pct(min(alpha)) if alpha else '-'} (lowest) |"
+            )
+        steps = sorted({step for run in runs for step in run.get("curve", {}).get("step", [])})
+        lines += [
+            "",
+            f"Validation correct during training (greedy, {CURVE_SAMPLES} validation stories: k = 2, 3, training "
+            "names), mean over the seeds:",
+            "",
+            "| model | " + " | ".join(f"step {step:,}" for step in steps) + " |",
+            "|---|" + "---|" * len(steps),
+        ]
+        for model in dict.fromkeys(run["model"] for run in runs):
+            points: dict[int, list[float]] = {}
+            for run in runs:
+                if run["model"] == model and "curve" in run:
+                    for step, value in zip(run["curve"]["step"], run["curve"]["eval_correct"]):
+                        points.setdefault(step, []).append(value)
+            lines.append(
+                f"| {model} | "
+                + " | ".join(pct(statistics.fmean(points[s])) if s in points else "-" for s in steps)
+                + " |"
             )
     elif args.experiment == "kinship":
         ks = sorted({int(k) for run in runs for k in run.get("by_k", {})})

@@ -50,7 +50,7 @@ SMALL_RUNS: dict[str, tuple[str, str, list[str], str]] = {
     f"{task}-{kind}": (task, f"{task}-small", extra, what)
     for task in ("prop", "ltl")
     for kind, extra, what in (
-        ("sit", [], "SIT (the shipped model's run)"),
+        ("sit", [], "SIT"),
         ("fixed", ["--embedding-type", "fixed"], "fixed embeddings, 26 symbol rows"),
         ("alpha", ["--embedding-type", "alpha_renaming"], "alpha-renaming: 26 rows permuted at every step"),
     )
@@ -218,7 +218,8 @@ def run_small(args: argparse.Namespace, name: str) -> dict[str, Any]:
         argv = [*train_args(task, args.data_dir / f"{task}-small", run_dir, args.steps), "--preset", preset, *extra]
         minutes = train_with_cli(argv, name)
     scores = evaluate_groups(run_dir / "model", task, small_tests(args.data_dir, task, args.test_samples), args.beam)
-    return save_report(args, {"name": name, "task": task, "how": what, "train_minutes": minutes, **scores})
+    report = {"name": name, "task": task, "how": what, "train_minutes": minutes, "machine": machine(), **scores}
+    return save_report(args, report)
 
 
 def train_bart(run_dir: Path, data: Path, steps: int) -> None:
@@ -325,7 +326,12 @@ def small_markdown(runs: list[dict[str, Any]], args: argparse.Namespace) -> str:
         "# Small formulas on 2 CPU cores: the SIT against its baselines",
         "",
         f"Command: `{args.command}`  ",
-        f"Machine: {machine()}  ",
+        "Machine: "
+        + "; ".join(
+            f"{where} ({', '.join(run['name'] for run in runs if run.get('machine', machine()) == where)})"
+            for where in dict.fromkeys(run.get("machine", machine()) for run in runs)
+        )
+        + "  ",
         f"Training: `symbolinv train --preset {{prop,ltl}}-small` ({args.steps} steps of batch {BATCH}, the package's "
         "default recipe), baselines with `--embedding-type fixed|alpha_renaming` (the same architecture with "
         f"per-stream attention only). Test: beam {args.beam}, the first answer judged by the checker; 1-3 symbols: "
@@ -629,8 +635,15 @@ def main() -> int:
         parser.error(f"unknown run(s) {', '.join(unknown)}; choose from {', '.join(table)}")
     run = run_small if args.study == "small" else run_curve
     if args.collect:  # the finished runs only: a table of what this machine had time for
-        reports = [args.out / "runs" / name / "report.json" for name in table]
-        runs = [json.loads(report.read_text()) for report in reports if report.is_file()]
+        # A run this machine did not redo keeps its report from the results already there.
+        written = args.out / f"results-{args.study}.json"
+        earlier = {run["name"]: run for run in json.loads(written.read_text())} if written.is_file() else {}
+        reports = {name: args.out / "runs" / name / "report.json" for name in table}
+        runs = [
+            json.loads(report.read_text()) if report.is_file() else earlier[name]
+            for name, report in reports.items()
+            if report.is_file() or name in earlier
+        ]
     else:
         runs = [run(args, name) for name in (args.only or table)]
     if args.only:
