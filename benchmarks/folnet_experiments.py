@@ -20,7 +20,8 @@ alpha-covariance, and the time per training step.
 
 Each run's report is saved as ``runs/NAME/report.json``; a rerun skips finished runs and resumes an interrupted
 training from its last checkpoint; ``--only NAME ...`` runs some of them (parallel processes), and a last
-invocation without it collects ``RESULTS.md`` and ``results.json``.
+invocation without it collects ``RESULTS.md`` and ``results.json`` (``--collect``: of the finished runs only, training
+nothing).
 """
 
 from __future__ import annotations
@@ -166,6 +167,8 @@ def run_presets(
             if args.only and model not in args.only:
                 continue
             name = model if len(args.seeds) == 1 else f"{model}-s{seed}"
+            if args.collect and not (args.out / "runs" / name / "report.json").is_file():
+                continue  # --collect: the finished runs only
             report = run_once(
                 args.out,
                 name,
@@ -356,6 +359,7 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--only", nargs="*", default=[], metavar="RUN", help="run only these models")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0], help="train every model with each seed")
+    parser.add_argument("--collect", action="store_true", help="write the results of the finished runs only")
     args = parser.parse_args()
     args.data_dir = args.data_dir or args.out / "data"
     args.command = "python " + " ".join(sys.argv)
