@@ -36,6 +36,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import torch
+from dte_experiments import mean_spread
 from prop_experiments import build_data, evaluate_saved, run_once, train
 
 import dataset_builders
@@ -233,14 +234,6 @@ def pct(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.1f}"
 
 
-def spread(values: list[float]) -> str:
-    """Mean ± standard deviation in %."""
-    if not values:
-        return "-"
-    deviation = statistics.stdev(values) if len(values) > 1 else 0.0
-    return f"{100 * statistics.fmean(values):.1f} ± {100 * deviation:.1f}"
-
-
 def markdown(title: str, runs: list[dict], args: argparse.Namespace, machine: str) -> str:
     lines = [
         f"# {title}",
@@ -273,9 +266,9 @@ def markdown(title: str, runs: list[dict], args: argparse.Namespace, machine: st
             lines.append(
                 f"| {model} | {len(group)} | {group[0]['parameters']:,} | "
                 f"{60 * statistics.fmean(run['train_minutes'] for run in group) / args.steps:.3f} | "
-                f"{spread([run['correct'] for run in group])} | "
+                f"{mean_spread([run['correct'] for run in group])} | "
                 + " | ".join(
-                    spread([v for run in group for key, v in run["by_k"].items() if int(key) == k]) for k in ks
+                    mean_spread([v for run in group for key, v in run["by_k"].items() if int(key) == k]) for k in ks
                 )
                 + f" | {pct(min(alpha)) if alpha else '-'} (lowest) |"
             )

@@ -263,7 +263,7 @@ def _solve_prop_table(f: Formula, names: list[str], minimal: bool = True) -> Pro
             sub &= pats[j] if value else ~pats[j]
         return mask & sub == sub
 
-    return PropSolveResult("sat", _shrink(model, names, forces) if minimal else dict(sorted(model.items())))
+    return PropSolveResult("sat", _answer(model, names, forces, minimal))
 
 
 def _solve_prop_sat(f: Formula, names: list[str], minimal: bool = True) -> PropSolveResult:
@@ -280,13 +280,14 @@ def _solve_prop_sat(f: Formula, names: list[str], minimal: bool = True) -> PropS
             model = trial if solver.satisfiable(trial) else {**model, name: True}
             if solver.forces(model):
                 break
-    return PropSolveResult("sat", _shrink(model, names, solver.forces) if minimal else dict(sorted(model.items())))
+    return PropSolveResult("sat", _answer(model, names, solver.forces, minimal))
 
 
-def _shrink(model: Assignment, names: list[str], forces: Callable[[Assignment], bool]) -> Assignment:
-    """Drop literals in order of first appearance while the rest forces the formula; sorted."""
+def _answer(model: Assignment, names: list[str], forces: Callable[[Assignment], bool], minimal: bool) -> Assignment:
+    """The first model as :func:`solve_prop` answers it, sorted: with ``minimal``, literals dropped in order of
+    first appearance while the rest forces the formula."""
     current = dict(model)
-    for name in names:
+    for name in names if minimal else ():
         if name in current:
             trial = {k: v for k, v in current.items() if k != name}
             if forces(trial):
