@@ -356,6 +356,50 @@ def test_cli_train_evaluate_and_solve(prop_data: Path, tmp_path: Path, capsys) -
     )
 
 
+def _train_log(prop_data: Path, output: Path, *extra: str) -> list[dict]:
+    argv = ["train", "--task", "prop", "--preset", "prop-best", "--data", str(prop_data), "--output", str(output)]
+    argv += ["--steps", "4", "--batch-size", "16", "--eval-samples", "4", "--eval-steps", "4", "--set", *TINY, *extra]
+    assert main(argv) == 0
+    return json.loads((output / "checkpoints" / "checkpoint-4" / "trainer_state.json").read_text())["log_history"]
+
+
+def test_cli_train_compiled_buckets_batches_counts_graphs_and_starts_with_the_eager_loss(
+    prop_data: Path, tmp_path: Path, capsys
+) -> None:
+    model = SymbolInvForConditionalGeneration(SymbolInvConfig.from_preset("prop-best", **tiny_overrides()))
+    tokenizer = SymbolInvTokenizer.from_preset("prop")
+    rows = datasets.Dataset.from_dict({"input": ["& a b", "| ! c & a d", "b"], "target": ["a1b1", "c0", "b1"]})
+    rows = tokenize_dataset(rows, tokenizer)
+    batch = SymbolInvDataCollator(tokenizer, model=model, bucketed=True)([rows[i] for i in range(3)])
+    assert batch["input_ids"].shape[1] % 8 == 0 and batch["labels"].shape[1] % 8 == 0
+    assert torch.equal(batch["stream_slots"], model.streams_of(batch["input_ids"], batch["attention_mask"]))
+
+    eager = _train_log(prop_data, tmp_path / "eager")
+    compiled = _train_log(prop_data, tmp_path / "compiled", "--compile", "aot_eager")
+    graphs = [entry["compiled_graphs"] for entry in compiled]
+    # At most one graph per bucket (every batch of 16 samples here pads to 16 positions or fewer, 8 target positions,
+    # and 1-3 streams), built once.
+    assert 1 <= graphs[-1] <= 6 and graphs == sorted(graphs)
+    assert "compiled_graphs" not in eager[0]
+    # The first step's loss (before any update) is the same function of the same batch, padded differently.
+    assert compiled[0]["step"] == eager[0]["step"] == 1
+    assert compiled[0]["loss"] == pytest.approx(eager[0]["loss"], rel=1e-4)
+    argv = [
+        "train",
+        "--task",
+        "prop",
+        "--preset",
+        "prop-best",
+        "--data",
+        str(prop_data),
+        "--output",
+        str(tmp_path / "x"),
+    ]
+    capsys.readouterr()
+    assert main([*argv, "--compile", "no-such-backend"]) == 2
+    assert "--compile no-such-backend: not a torch.compile backend (" in capsys.readouterr().err
+
+
 def test_the_training_recipe_is_the_references_and_rejects_unknown_fields(tmp_path) -> None:
     from transformers import Seq2SeqTrainingArguments
 

@@ -140,7 +140,8 @@ def train_seq2seq(args: argparse.Namespace, output: Path, config: Any, init_fold
         train_dataset=train,
         eval_dataset=evaluation,
         processing_class=tokenizer,
-        data_collator=SymbolInvDataCollator(tokenizer, model=model),
+        data_collator=SymbolInvDataCollator(tokenizer, model=model, bucketed=args.compile is not None),
+        compile_backend=args.compile,
         compute_metrics=semantic_metrics(args.task, tokenizer, held_out["input"], held_out["target"])
         if evaluation is not None
         else None,

@@ -98,6 +98,16 @@ def add_train_parser(subparsers: Subparsers) -> None:
         "--bf16", action="store_true", help="bf16 mixed precision (autocast; the weights and the optimizer stay fp32)"
     )
     fast.add_argument(
+        "--compile",
+        nargs="?",
+        const="inductor",
+        default=None,
+        metavar="BACKEND",
+        help="run the training step compiled whole (torch.compile with fullgraph; backend default inductor): "
+        "batches padded to buckets of 8 positions, one graph per bucket (counted as compiled_graphs in the log); "
+        "one process only",
+    )
+    fast.add_argument(
         "--group-by-length",
         action="store_true",
         help="draw batches of samples with similar stream counts and lengths, so that padding wastes little",

@@ -99,6 +99,7 @@ def train_tree(args: argparse.Namespace, output: Path, config: Any, init_folder:
             seed=args.seed,
             time_limit_minutes=args.time_limit,
             resume=not args.no_resume,
+            compile_backend=args.compile,
         )
     if stopped_by_time_limit(time_limit, steps, args.time_limit, checkpoints):
         return 0

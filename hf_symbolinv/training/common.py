@@ -1,5 +1,5 @@
 """What every route's training shares: the reference recipe and its warm-up, the time limit, the stop on a loss or
-weight that is no longer finite, and where a run resumes."""
+weight that is no longer finite, where a run resumes, and the compiled training step."""
 
 from __future__ import annotations
 
@@ -117,3 +117,53 @@ class StopOnNonFinite(TrainerCallback):
                 f"training diverged at step {state.global_step} ({', '.join(bad)} is not finite): no model was "
                 f"saved{kept}; try a lower --lr"
             )
+
+
+#: Positions of a compiled run's batches are padded to a multiple of this (inputs and targets alike), so that the
+#: shapes fall into few buckets and each bucket compiles once.
+COMPILE_BUCKET = 8
+#: Graphs one compiled forward may keep (torch's default, 8, is fewer than the buckets of a real dataset: past it
+#: torch would run new buckets uncompiled, silently).
+COMPILE_GRAPH_LIMIT = 256
+
+
+class CompiledTrainingMixin:
+    """A ``Trainer`` whose training step runs the model compiled whole (``torch.compile(fullgraph=True,
+    dynamic=False)``: no graph break, one graph per shape bucket), while evaluation and generation run it eagerly
+    (their shapes change every decoding step). The number of graphs built is logged as ``compiled_graphs``.
+
+    One process only: a compiled copy would bypass the gradient synchronisation of a distributed wrapper."""
+
+    def setup_compiled_training(self, backend: str | None) -> None:
+        """``backend``: torch.compile's (``inductor``; ``aot_eager`` traces the same graphs without generating
+        code); None trains eagerly."""
+        self.compiled_model = None
+        if backend is None:
+            return
+        import torch
+        import torch._dynamo
+
+        if self.args.world_size > 1:
+            raise ValueError("--compile trains in one process; for several, use Accelerate's dynamo settings")
+        torch._dynamo.config.recompile_limit = max(torch._dynamo.config.recompile_limit, COMPILE_GRAPH_LIMIT)
+        if backend not in torch._dynamo.list_backends(exclude_tags=()):
+            known = ", ".join(torch._dynamo.list_backends())
+            raise ValueError(f"--compile {backend}: not a torch.compile backend ({known})")
+        compile_graph = torch._dynamo.lookup_backend(backend)
+        self.compiled_graphs = 0
+
+        def counting(graph: Any, example_inputs: Any) -> Any:  # every graph built for this model: one per bucket
+            self.compiled_graphs += 1
+            return compile_graph(graph, example_inputs)
+
+        self.compiled_model = torch.compile(self.model, backend=counting, fullgraph=True, dynamic=False)
+
+    def compute_loss(self, model: Any, inputs: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        if getattr(self, "compiled_model", None) is not None and model.training:
+            model = self.compiled_model
+        return super().compute_loss(model, inputs, *args, **kwargs)
+
+    def log(self, logs: dict[str, float], *args: Any, **kwargs: Any) -> None:
+        if getattr(self, "compiled_model", None) is not None:
+            logs = {**logs, "compiled_graphs": self.compiled_graphs}
+        super().log(logs, *args, **kwargs)

@@ -17,7 +17,7 @@ from transformers.trainer_pt_utils import LengthGroupedSampler
 
 from ..evaluation import evaluate_answers
 from ..tasks import get_task
-from .common import StopOnNonFinite
+from .common import COMPILE_BUCKET, CompiledTrainingMixin, StopOnNonFinite
 
 MODEL_COLUMNS = ("input_ids", "attention_mask", "symbol_mask", "labels")
 
@@ -57,15 +57,25 @@ def tokenize_dataset(
 class SymbolInvDataCollator(DataCollatorForSeq2Seq):
     """Pads a batch of the family's features: ``input_ids``, ``attention_mask`` and ``symbol_mask``
     with the tokenizer (masks stay aligned), ``labels`` with -100, and builds ``decoder_input_ids``
-    from the labels. The streams themselves are built inside the model from the ids."""
+    from the labels. The streams themselves are built inside the model from the ids.
 
-    def __init__(self, tokenizer: Any, model: Any = None, **kwargs: Any) -> None:
+    ``bucketed=True`` (a compiled model's batches): positions padded to a multiple of :data:`COMPILE_BUCKET`, and,
+    for a model with ``streams_of``, the batch's ``stream_slots``, whose width (the batch's largest symbol count)
+    the model cannot read from the ids without a data-dependent shape."""
+
+    def __init__(self, tokenizer: Any, model: Any = None, bucketed: bool = False, **kwargs: Any) -> None:
         kwargs.setdefault("label_pad_token_id", -100)
+        if bucketed:
+            kwargs["pad_to_multiple_of"] = COMPILE_BUCKET
         super().__init__(tokenizer, model=model, **kwargs)
+        self.streams_of = getattr(model, "streams_of", None) if bucketed else None
 
     def __call__(self, features: list[dict[str, Any]], return_tensors: str | None = None) -> dict[str, Any]:
         kept = [{key: value for key, value in feature.items() if key in MODEL_COLUMNS} for feature in features]
-        return super().__call__(kept, return_tensors=return_tensors)
+        batch = super().__call__(kept, return_tensors=return_tensors)
+        if self.streams_of is not None:
+            batch["stream_slots"] = self.streams_of(batch["input_ids"], batch["attention_mask"])
+        return batch
 
 
 def semantic_metrics(
@@ -122,13 +132,17 @@ def grouping_key(input_ids: Sequence[int], symbol_mask: Sequence[int]) -> int:
     return streams * _STREAM_WEIGHT + len(input_ids)
 
 
-class SymbolInvTrainer(Seq2SeqTrainer):
+class SymbolInvTrainer(CompiledTrainingMixin, Seq2SeqTrainer):
     """``Seq2SeqTrainer`` that can group training batches by stream count and length
     (``group_keys``: one :func:`grouping_key` per training sample), so that padded positions and padded
-    streams waste little; the batches are otherwise drawn at random, as the Trainer's own length grouping does."""
+    streams waste little; the batches are otherwise drawn at random, as the Trainer's own length grouping does.
+    ``compile_backend``: the training step runs compiled with it (:class:`CompiledTrainingMixin`)."""
 
-    def __init__(self, *args: Any, group_keys: Sequence[int] | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, group_keys: Sequence[int] | None = None, compile_backend: str | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
+        self.setup_compiled_training(compile_backend)
         self.add_callback(StopOnNonFinite(self.args.output_dir))
         if group_keys is not None and self.train_dataset is not None and len(group_keys) != len(self.train_dataset):
             raise ValueError(f"group_keys has {len(group_keys)} keys for {len(self.train_dataset)} training samples")

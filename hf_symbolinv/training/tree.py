@@ -13,7 +13,7 @@ from typing import Any
 
 from transformers import Trainer, TrainingArguments
 
-from .common import StopOnNonFinite, TimeLimit, recipe_arguments, resume_point
+from .common import CompiledTrainingMixin, StopOnNonFinite, TimeLimit, recipe_arguments, resume_point
 
 
 class TreeDataCollator:
@@ -30,6 +30,15 @@ class TreeDataCollator:
         )
         batch.pop("symbol_names")
         return batch
+
+
+class TreeTrainer(CompiledTrainingMixin, Trainer):
+    """The ``Trainer``, with the training step compiled when asked (:class:`CompiledTrainingMixin`; a tree batch's
+    arrays have the same shape for every batch of a model, so one graph serves a whole run)."""
+
+    def __init__(self, *args: Any, compile_backend: str | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.setup_compiled_training(compile_backend)
 
 
 def check_tree_rows(
@@ -60,6 +69,7 @@ def train_tree_model(
     time_limit_minutes: float | None = None,
     resume: bool = True,
     progress: bool = True,
+    compile_backend: str | None = None,
 ) -> TimeLimit | None:
     """Train ``model`` for ``steps`` optimizer steps of the training recipe (:data:`~hf_symbolinv.training.RECIPE`)
     on the text pairs of ``train_dataset``; checkpoints go to ``output_dir`` and a rerun resumes from the last
@@ -87,8 +97,9 @@ def train_tree_model(
         dataloader_pin_memory=torch.cuda.is_available(),
     )
     time_limit = TimeLimit(time_limit_minutes * 60) if time_limit_minutes is not None else None
-    trainer = Trainer(
+    trainer = TreeTrainer(
         model=model,
+        compile_backend=compile_backend,
         args=arguments,
         train_dataset=train_dataset,
         data_collator=TreeDataCollator(tokenizer),
@@ -99,4 +110,4 @@ def train_tree_model(
     return time_limit
 
 
-__all__ = ["TreeDataCollator", "check_tree_rows", "train_tree_model"]
+__all__ = ["TreeDataCollator", "TreeTrainer", "check_tree_rows", "train_tree_model"]

@@ -14,6 +14,10 @@ A family's test module subclasses the mixins and provides a few factories:
 * ``StrictLoadingTesterMixin`` (the same factories): every config.json field mutated
   loads to identical logits or fails naming the field; NaN weights, another architecture's weights and a
   truncated weights file are refused by name.
+* ``CompileTesterMixin``: ``make_bucket_batches(model)`` (two training batches with labels of one shape
+  bucket, different in content, and one batch of another bucket) and ``training_loss(model, inputs)``;
+  tests that ``torch.compile(fullgraph=True)`` traces the training forward and backward without a graph break,
+  with the loss and gradients of eager mode, and that a second batch of a seen bucket does not recompile.
 * ``RenamingInvarianceTesterMixin``: ``rename_inputs(inputs, permutation)``, ``permute_logits(logits,
   permutation)`` and ``symbol_permutation(model, seed)``; tests that renaming the input's symbols
   permutes the logits' symbol columns and renames greedy and beam-search outputs.
@@ -177,6 +181,63 @@ class ModelTesterMixin(ModelFactories):
         assert plain.keys() == checkpointed.keys() and plain
         for name, grad in plain.items():
             torch.testing.assert_close(checkpointed[name], grad, atol=self.atol, rtol=self.atol, msg=name)
+
+
+class CompileTesterMixin(ModelFactories):
+    """``torch.compile(model, fullgraph=True, dynamic=False)``: one graph per shape bucket, nothing left to eager."""
+
+    #: Dynamo and AOTAutograd trace the forward and the backward graph (where a graph break or a data-dependent
+    #: shape would show); inductor's code generation is torch's own, run by one slow test of the SIT.
+    compile_backend: str = "aot_eager"
+    compile_atol: float = 1e-5
+
+    def make_bucket_batches(self, model: Any) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+        raise NotImplementedError
+
+    def training_loss(self, model: Any, inputs: dict[str, Any]) -> torch.Tensor:
+        return model(**inputs).loss
+
+    def loss_and_gradients(self, model: Any, inputs: dict[str, Any]) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        model.zero_grad()
+        torch.manual_seed(0)  # the same draws for models that sample in training (alpha-renaming, dropout)
+        loss = self.training_loss(model, inputs)
+        loss.backward()
+        return loss.detach(), {name: p.grad.clone() for name, p in model.named_parameters() if p.grad is not None}
+
+    def test_compiled_training_step_matches_eager(self) -> None:
+        import torch._dynamo
+
+        torch._dynamo.reset()
+        model = self.make_model().train()
+        batch = self.make_bucket_batches(model)[0]
+        eager_loss, eager_grads = self.loss_and_gradients(model, batch)
+        model.compile(fullgraph=True, dynamic=False, backend=self.compile_backend)
+        compiled_loss, compiled_grads = self.loss_and_gradients(model, batch)
+        torch.testing.assert_close(compiled_loss, eager_loss, atol=self.compile_atol, rtol=self.compile_atol)
+        assert compiled_grads.keys() == eager_grads.keys() and eager_grads
+        for name, grad in eager_grads.items():
+            torch.testing.assert_close(
+                compiled_grads[name], grad, atol=self.compile_atol, rtol=self.compile_atol, msg=name
+            )
+
+    def test_a_seen_bucket_does_not_recompile(self) -> None:
+        import torch._dynamo
+        from torch._dynamo.testing import CompileCounterWithBackend
+
+        torch._dynamo.reset()
+        model = self.make_model().train()
+        first, same_bucket, other_bucket = self.make_bucket_batches(model)
+        shapes = {name: tuple(value.shape) for name, value in first.items() if torch.is_tensor(value)}
+        assert shapes == {name: tuple(value.shape) for name, value in same_bucket.items() if torch.is_tensor(value)}
+        assert not all(torch.equal(first[name], same_bucket[name]) for name in shapes), "the two batches are equal"
+        counter = CompileCounterWithBackend(self.compile_backend)
+        model.compile(fullgraph=True, dynamic=False, backend=counter)
+        self.training_loss(model, first).backward()
+        assert counter.frame_count == 1
+        self.training_loss(model, same_bucket).backward()
+        assert counter.frame_count == 1, "a second batch of the same bucket recompiled"
+        self.training_loss(model, other_bucket).backward()
+        assert counter.frame_count == 2
 
 
 class GenerationTesterMixin:

@@ -47,7 +47,9 @@ from .streams import (
     StreamLayout,
     aggregate_streams,
     check_token_ids,
+    is_compiling,
     make_layout,
+    refused,
     stream_cross_entropy,
     stream_symbol_mask,
     stream_table,
@@ -183,14 +185,18 @@ class SymbolInvEmbedding(nn.Module):
         weight = present.to(scores.dtype)
         base = (scores[..., : self.num_base] * weight[:, :, None, None]).sum(1) / weight.sum(1)[:, None, None]
         out[..., : self.num_base] = base
-        owned = present & (slots >= 0)
-        batch_idx, stream_idx = owned.nonzero(as_tuple=True)
         # Symbols of a symmetric input (|ab) score exactly alike; an answer must then not depend on
         # which slot ids the names got. Streams are in order of first appearance, so a tiny penalty
         # by that rank breaks such ties the same way under any renaming (ids would not).
-        own_scores = scores[batch_idx, stream_idx, :, self.num_base] - TIE_BREAK * stream_idx[:, None]
-        out[batch_idx, :, self.num_base + slots[batch_idx, stream_idx]] = own_scores
-        return self._never_emitted(out)
+        rank = torch.arange(width, device=scores.device, dtype=scores.dtype)
+        own_scores = scores[..., self.num_base] - TIE_BREAK * rank[None, :, None]  # (B, S, T)
+        # Each owned stream writes its score to its symbol's column; the others write to one extra column,
+        # dropped after (a dense scatter: no data-dependent shapes).
+        owned = present & (slots >= 0)
+        column = torch.where(owned, self.num_base + slots, config.vocab_size)
+        out = torch.cat([out, out[..., :1]], dim=-1)
+        out = out.scatter(-1, column[:, None, :].expand(batch, length, width), own_scores.transpose(1, 2))
+        return self._never_emitted(out[..., : config.vocab_size])
 
     def _never_emitted(self, scores: torch.Tensor) -> torch.Tensor:
         # <pad> and <start> are never a target (labels use -100 for padding): keep them out of generation.
@@ -571,12 +577,20 @@ class SymbolInvPreTrainedModel(StrictLoadingMixin, PreTrainedModel):
             init.constant_(module.logit_scale, module.initial_logit_scale())
 
 
+def _stream_key_mask(mask: torch.Tensor | None, layout: StreamLayout) -> torch.BoolTensor | None:
+    """A ``(B, L)`` padding mask as every stream's key mask ``(N, 1, 1, L)``; None when nothing is masked (kept
+    inside a compiled graph, where whether anything is masked is not known while tracing)."""
+    if mask is None or (not is_compiling() and bool(mask.all())):
+        return None
+    return mask.bool()[layout.sample_index][:, None, None, :]
+
+
 def _check_ids(ids: torch.LongTensor, config: SymbolInvConfig, name: str, allow_ignore: bool = False) -> None:
     check_token_ids(ids, name, config.vocab_size, allow_ignore)
     if config.embedding_type in ("fixed", "alpha_renaming"):
         limit = config.num_base_tokens + config.num_symbol_embeddings
         over = ids >= limit
-        if over.any():
+        if refused(over, f"{name} holds a symbol slot this {config.embedding_type!r} model has no row for"):
             sample, position = (int(v) for v in over.nonzero()[0])
             raise ValueError(
                 f"{name}[{sample}, {position}] is symbol slot {int(ids[sample, position]) - config.num_base_tokens}, "
@@ -611,6 +625,7 @@ class SymbolInvEncoder(SymbolInvPreTrainedModel):
         return_dict: bool | None = None,
         embedding_rows: torch.Tensor | None = None,
         output_attentions: bool | None = None,
+        stream_slots: torch.LongTensor | None = None,
         **kwargs,
     ) -> SymbolInvEncoderOutput | tuple:
         config = self.config
@@ -623,14 +638,16 @@ class SymbolInvEncoder(SymbolInvPreTrainedModel):
         _check_ids(input_ids, config, "input_ids")
         if symbol_mask is not None:
             expected = input_ids >= config.num_base_tokens
-            if symbol_mask.shape != input_ids.shape or bool((symbol_mask.bool() != expected).any()):
+            if symbol_mask.shape != input_ids.shape or refused(
+                symbol_mask.bool() != expected, "symbol_mask does not match input_ids"
+            ):
                 raise ValueError(
                     "symbol_mask does not match input_ids: it must be 1 exactly where the id is a "
                     f"symbol (id >= {config.num_base_tokens}); was it padded differently?"
                 )
         embedding = self.__dict__["_embedding"]
         rows = embedding.rows() if embedding_rows is None else embedding_rows
-        slots, present = stream_table(input_ids, attention_mask, config)
+        slots, present = stream_table(input_ids, attention_mask, config, given=stream_slots)
         layout = make_layout(slots, present, packed=True, dtype=rows.dtype)
         hidden = embedding(input_ids, layout, rows)
         length = input_ids.shape[1]
@@ -647,9 +664,7 @@ class SymbolInvEncoder(SymbolInvPreTrainedModel):
             kind, positions, config.d_model // config.encoder_attention_heads, config.rope_theta, self.position_angles
         )
         hidden = F.dropout(hidden, p=config.dropout, training=self.training)
-        key_mask = None
-        if attention_mask is not None and not bool(attention_mask.all()):
-            key_mask = attention_mask.bool()[layout.sample_index][:, None, None, :]
+        key_mask = _stream_key_mask(attention_mask, layout)
         ctx = _EncoderContext(
             layout,
             stream_symbol_mask(input_ids, layout, config.num_base_tokens),
@@ -752,15 +767,13 @@ class SymbolInvDecoder(SymbolInvPreTrainedModel):
         if past and steps > 1:  # several new tokens on top of a cache: causal mask with an offset
             keys = torch.arange(past + steps, device=hidden.device)
             self_mask = (keys[None, :] <= positions[:, None])[None, None]
-        if decoder_attention_mask is not None and not bool(decoder_attention_mask.all()):
-            allowed = decoder_attention_mask.bool()[layout.sample_index][:, None, None, :]
+        allowed = _stream_key_mask(decoder_attention_mask, layout)
+        if allowed is not None:
             keys = torch.arange(allowed.shape[-1], device=hidden.device)
             causal = keys[None, :] <= (keys[-steps:] if allowed.shape[-1] >= steps else keys)[:, None]
             own = keys[None, :] == keys[-steps:][:, None]  # a query always sees itself: no empty rows
             self_mask = (allowed & causal) | own
-        cross_mask = None
-        if attention_mask is not None and not bool(attention_mask.all()):
-            cross_mask = attention_mask.bool()[layout.sample_index][:, None, None, :]
+        cross_mask = _stream_key_mask(attention_mask, layout)
         encoder_symbol_mask = None
         aggregated_cross_cached = cache is not None and cache.is_updated.get(1, False)
         if config.uses("CA") and not aggregated_cross_cached:
@@ -847,10 +860,13 @@ class SymbolInvModel(SymbolInvPreTrainedModel):
         embedding_rows: torch.Tensor | None = None,
         output_attentions: bool | None = None,
         past_key_values: Cache | None = None,
+        stream_slots: torch.LongTensor | None = None,
         **kwargs,
     ) -> SymbolInvSeq2SeqOutput | tuple:
         """``cache``: an ``EncoderDecoderCache`` (``past_key_values``, its name before transformers 5.24, is
-        accepted too)."""
+        accepted too). ``stream_slots``: ``(B, S)``, every sample's symbol slots in order of first appearance
+        (-1 where unused), as ``streams.stream_table`` computes them; optional, and checked against
+        the ids. Its width fixes the stream count, which a compiled model needs to know before the data."""
         cache = given_cache(cache, past_key_values)
         output_attentions = _check_attention_output(self.config, output_attentions)
         if kwargs.get("inputs_embeds") is not None or kwargs.get("decoder_inputs_embeds") is not None:
@@ -864,6 +880,7 @@ class SymbolInvModel(SymbolInvPreTrainedModel):
                 output_hidden_states=output_hidden_states,
                 embedding_rows=rows,
                 output_attentions=output_attentions,
+                stream_slots=stream_slots,
                 return_dict=True,
             )
         else:
@@ -935,6 +952,12 @@ class SymbolInvForConditionalGeneration(SymbolInvPreTrainedModel, GenerationMixi
         # The projection reads model.shared directly; there is no separate head to tie.
         return None
 
+    def streams_of(self, input_ids: torch.LongTensor, attention_mask: torch.Tensor | None = None) -> torch.LongTensor:
+        """Every sample's streams ``(B, S)``: symbol slots in order of first appearance, -1 where unused. Given to
+        ``forward`` as ``stream_slots`` (a data collator computes them), they fix the stream count of a batch
+        before it is seen, which a compiled model needs."""
+        return stream_table(input_ids, attention_mask, self.config)[0]
+
     def resample_random_embeddings(self, generator: torch.Generator | None = None) -> None:
         """New random symbol vectors for a ``random``-embedding model (one evaluation draw)."""
         self.model.shared.resample(generator)
@@ -954,10 +977,13 @@ class SymbolInvForConditionalGeneration(SymbolInvPreTrainedModel, GenerationMixi
         return_dict: bool | None = None,
         num_items_in_batch: int | torch.Tensor | None = None,
         past_key_values: Cache | None = None,
+        stream_slots: torch.LongTensor | None = None,
         **kwargs,
     ) -> SymbolInvSeq2SeqLMOutput | tuple:
         """``cache``: an ``EncoderDecoderCache`` (``past_key_values``, its name before transformers 5.24, is
-        accepted too)."""
+        accepted too). ``stream_slots``: ``(B, S)``, every sample's symbol slots in order of first appearance
+        (-1 where unused), as ``streams.stream_table`` computes them; optional, and checked against
+        the ids. Its width fixes the stream count, which a compiled model needs to know before the data."""
         config = self.config
         cache = given_cache(cache, past_key_values)
         if labels is not None:
@@ -980,6 +1006,7 @@ class SymbolInvForConditionalGeneration(SymbolInvPreTrainedModel, GenerationMixi
             output_hidden_states=output_hidden_states,
             embedding_rows=rows,
             return_dict=True,
+            stream_slots=stream_slots,
             **kwargs,
         )
         scores = self.model.shared.project(outputs.last_hidden_state, outputs.stream_slots, outputs.stream_mask, rows)
@@ -1015,21 +1042,23 @@ class SymbolInvForConditionalGeneration(SymbolInvPreTrainedModel, GenerationMixi
     @torch.no_grad()
     def _update_adacos_scale(self, cosines: torch.Tensor, labels: torch.LongTensor) -> None:
         """AdaCos: s <- ln(B_avg) / cos(min(π/4, θ_med)) over the batch's non-padding targets."""
+        # Over all positions with padding masked out (not selected: a selection's size depends on the data,
+        # which a compiled graph cannot have).
         valid = labels != -100
-        if not bool(valid.any()):
-            return
-        cos = cosines[valid].float()  # (M, V), -inf for classes the input cannot produce
-        target = labels[valid]
-        target_cos = cos.gather(1, target[:, None]).squeeze(1)
-        others = torch.exp(self.logit_scale.float() * cos)
-        others = others.scatter(1, target[:, None], 0.0)
-        b_avg = others.sum(1).mean()
-        theta_med = torch.median(torch.arccos(target_cos.clamp(-1 + 1e-7, 1 - 1e-7)))
+        cos = cosines.float()  # (B, T, V), -inf for classes the input cannot produce
+        target = labels.clamp(min=0)[..., None]
+        target_cos = cos.gather(-1, target).squeeze(-1)
+        others = torch.exp(self.logit_scale.float() * cos).scatter(-1, target, 0.0)
+        count = valid.sum()
+        b_avg = torch.where(valid, others.sum(-1), 0.0).sum() / count.clamp(min=1)
+        angles = torch.arccos(target_cos.clamp(-1 + 1e-7, 1 - 1e-7))
+        theta_med = torch.nanmedian(torch.where(valid, angles, float("nan")))
         new_scale = torch.log(b_avg) / torch.cos(torch.clamp(theta_med, max=math.pi / 4))
         # With few classes B_avg can fall below e (even below 1: a negative scale), and the scale
         # collapses while accuracy is perfect; never go below the fixed AdaCos scale s0.
         floor = min(self.initial_logit_scale(), self.config.adacos_max_scale)
-        self.logit_scale.copy_(new_scale.clamp(floor, self.config.adacos_max_scale).to(self.logit_scale.dtype))
+        new_scale = new_scale.clamp(floor, self.config.adacos_max_scale).to(self.logit_scale.dtype)
+        self.logit_scale.copy_(torch.where(count > 0, new_scale, self.logit_scale))  # no target: unchanged
 
     def _loss(
         self, logits: torch.Tensor, labels: torch.LongTensor, num_items_in_batch: int | torch.Tensor | None

@@ -28,6 +28,21 @@ from transformers import PreTrainedConfig
 TIE_BREAK = 1e-5
 
 
+def is_compiling() -> bool:
+    """Whether ``torch.compile`` is tracing this call (its graph then needs shapes that do not depend on data)."""
+    return torch.compiler.is_compiling()
+
+
+def refused(bad: torch.Tensor, compiled_message: str) -> bool:
+    """Whether any element of ``bad`` is set, so that the caller raises its detailed error (which reads the
+    position from the data). Inside a compiled graph the check is an assertion the graph keeps, raising
+    ``compiled_message`` without the position, and this returns False."""
+    if is_compiling():
+        torch._assert_async(~bad.any(), compiled_message)
+        return False
+    return bool(bad.any())
+
+
 @dataclass
 class StreamLayout:
     """Which sample and symbol slot each of the N flat streams stands for."""
@@ -42,12 +57,14 @@ class StreamLayout:
 
 
 def first_appearance_streams(
-    token_slots: torch.LongTensor, num_slots: int, max_streams: int
+    token_slots: torch.LongTensor, num_slots: int, max_streams: int, width: int | None = None
 ) -> tuple[torch.LongTensor, torch.BoolTensor]:
     """Streams of every sample from its tokens' symbol slots ``(B, L)`` (-1 for a base token or padding).
 
     Returns slots ``(B, S)`` in order of first appearance (-1 where unused) and presence ``(B, S)``;
-    a sample without symbols gets one present stream of slot -1.
+    a sample without symbols gets one present stream of slot -1. ``S`` is the batch's largest symbol count,
+    or ``width`` when given: a width known before the data is seen keeps a compiled graph free of
+    data-dependent shapes (``max_streams`` when compiling without one).
     """
     batch, length = token_slots.shape
     device = token_slots.device
@@ -58,14 +75,18 @@ def first_appearance_streams(
     first.scatter_reduce_(1, token_slots.clamp(min=0), torch.where(is_symbol, positions, length), reduce="amin")
     occurs = first < length
     counts = occurs.sum(1)
-    largest = int(counts.max()) if batch else 0
-    if largest > max_streams:
+    if width is None and is_compiling():
+        width = max_streams
+    limit = max_streams if width is None else min(width, max_streams)
+    if limit == max_streams:
+        bound = f"max_streams={max_streams} (raise the config's max_streams to run it)"
+    else:
+        bound = f"the {limit} streams given"
+    if refused(counts > limit, f"an input has more distinct symbols than {bound}"):
         sample = int(counts.argmax())
-        raise ValueError(
-            f"input {sample} has {largest} distinct symbols, more than max_streams={max_streams} "
-            "(raise the config's max_streams to run it)"
-        )
-    width = max(largest, 1)
+        raise ValueError(f"input {sample} has {int(counts[sample])} distinct symbols, more than {bound}")
+    if width is None:
+        width = max(int(counts.max()) if batch else 0, 1)
     # Streams in order of first appearance: an order that renaming preserves, so a renamed input
     # runs the very same computations (bit for bit) with the symbol columns permuted.
     order = torch.argsort(first, dim=1, stable=True)[:, :width]
@@ -76,25 +97,40 @@ def first_appearance_streams(
 
 
 def stream_table(
-    input_ids: torch.LongTensor, attention_mask: torch.Tensor | None, config: PreTrainedConfig
+    input_ids: torch.LongTensor,
+    attention_mask: torch.Tensor | None,
+    config: PreTrainedConfig,
+    given: torch.LongTensor | None = None,
 ) -> tuple[torch.LongTensor, torch.BoolTensor]:
     """Slots ``(B, S)`` (in order of first appearance, -1 where unused) and presence ``(B, S)`` of every
-    sample's streams."""
+    sample's streams.
+
+    ``given``: the slots as a data collator computed them (``stream_slots``); their width sets ``S``, so that
+    a compiled model sees the same shapes for every batch of a bucket. They must be what the ids give.
+    """
     batch = input_ids.shape[0]
     device = input_ids.device
     if config.embedding_type != "streams":
-        return (
-            torch.full((batch, 1), -1, dtype=torch.long, device=device),
-            torch.ones(batch, 1, dtype=torch.bool, device=device),
+        slots = torch.full((batch, 1), -1, dtype=torch.long, device=device)
+        present = torch.ones(batch, 1, dtype=torch.bool, device=device)
+    else:
+        is_symbol = input_ids >= config.num_base_tokens
+        if attention_mask is not None:
+            is_symbol = is_symbol & attention_mask.bool()
+        token_slots = torch.where(is_symbol, input_ids - config.num_base_tokens, -1)
+        width = given.shape[-1] if given is not None and given.dim() == 2 else None
+        slots, present = first_appearance_streams(token_slots, config.num_symbol_slots, config.max_streams, width)
+    if given is not None and (given.shape != slots.shape or refused(given != slots, "stream_slots differ")):
+        raise ValueError(
+            f"stream_slots (shape {tuple(given.shape)}) does not match input_ids: it must hold every sample's "
+            f"symbol slots in order of first appearance, -1 where unused (here {slots.tolist()})"
         )
-    is_symbol = input_ids >= config.num_base_tokens
-    if attention_mask is not None:
-        is_symbol = is_symbol & attention_mask.bool()
-    token_slots = torch.where(is_symbol, input_ids - config.num_base_tokens, -1)
-    return first_appearance_streams(token_slots, config.num_symbol_slots, config.max_streams)
+    return slots, present
 
 
 def make_layout(slots: torch.LongTensor, present: torch.BoolTensor, packed: bool, dtype: torch.dtype) -> StreamLayout:
+    """The layout of ``(B, S)`` streams; a compiled graph always gets the padded one (packing is data-dependent)."""
+    packed = packed and not is_compiling()
     batch, width = slots.shape
     sample_index = torch.arange(batch, device=slots.device).repeat_interleave(width)
     flat_present = present.reshape(-1)
@@ -102,7 +138,8 @@ def make_layout(slots: torch.LongTensor, present: torch.BoolTensor, packed: bool
     if packed:
         rows = flat_present.nonzero().squeeze(1)
         return StreamLayout(sample_index[rows], slots.reshape(-1)[rows], flat_present[rows], counts, batch, rows, True)
-    return StreamLayout(sample_index, slots.reshape(-1), flat_present, counts, batch, None, bool(flat_present.all()))
+    all_present = False if is_compiling() else bool(flat_present.all())  # masking an all-present batch changes nothing
+    return StreamLayout(sample_index, slots.reshape(-1), flat_present, counts, batch, None, all_present)
 
 
 def stream_symbol_mask(ids: torch.LongTensor, layout: StreamLayout, num_base: int) -> torch.BoolTensor:
@@ -155,7 +192,7 @@ def check_token_ids(ids: torch.LongTensor, name: str, vocab_size: int, allow_ign
         raise ValueError(f"{name} must hold integer token ids, got dtype {ids.dtype}")
     low = -100 if allow_ignore else 0
     bad = ((ids < 0) & (ids != low)) | (ids >= vocab_size)
-    if bad.any():
+    if refused(bad, f"{name} holds an id outside the vocabulary (0..{vocab_size - 1})"):
         sample, position = (int(v) for v in bad.nonzero()[0])
         value = int(ids[sample, position])
         raise ValueError(f"{name}[{sample}, {position}] = {value} is outside the vocabulary (0..{vocab_size - 1})")
@@ -176,7 +213,7 @@ def stream_cross_entropy(
     valid = labels != -100
     target_logits = logits.gather(-1, labels.clamp(min=0).unsqueeze(-1)).squeeze(-1)
     impossible = valid & torch.isinf(target_logits)
-    if bool(impossible.any()):
+    if refused(impossible, "labels hold a token the model cannot emit for its input"):
         sample, position = (int(v) for v in impossible.nonzero()[0])
         value = int(labels[sample, position])
         raise ValueError(f"labels[{sample}, {position}] = {value} is {describe_impossible(value)}")

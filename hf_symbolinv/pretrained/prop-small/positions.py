@@ -11,6 +11,7 @@ from torch import nn
 from transformers import initialization as init
 
 from .configuration_symbolinv import SymbolInvConfig
+from .streams import refused
 
 
 def tree_position_encoding(
@@ -47,9 +48,11 @@ def tree_position_encoding(
     # The path of token j takes, k steps up, the direction of its ancestor-or-self at depth D_j - k.
     steps_up = depth[:, None, :] - depth[:, :, None]  # (B, i, j): D_j - D_i
     on_path = contains & (depth[:, :, None] >= 1) & (steps_up < max_steps)
-    b, i, j = on_path.nonzero(as_tuple=True)
-    encoding = torch.zeros(batch, length, max_steps * 2, device=device)
-    encoding[b, j, steps_up[b, i, j] * 2 + direction[b, i]] = 1.0
+    # Token j's one-hot steps, one per ancestor i on its path: a dense scatter along j's row (the
+    # ancestors off the path write to one extra column, dropped after), no data-dependent shapes.
+    column = torch.where(on_path, steps_up * 2 + direction[:, :, None], max_steps * 2)  # (B, i, j)
+    encoding = torch.zeros(batch, length, max_steps * 2 + 1, device=device)
+    encoding = encoding.scatter(2, column.transpose(1, 2), 1.0)[..., : max_steps * 2]
     if encoding.shape[-1] < config.d_model:
         encoding = F.pad(encoding, (0, config.d_model - encoding.shape[-1]))
     return encoding
@@ -93,7 +96,7 @@ def _check_complete_formulas(
     follows = valid & (open_before <= 0)
     incomplete = valid.any(1) & (open_after.gather(1, _last_valid(valid)[:, None]).squeeze(1) > 0)
     empty = ~valid.any(1)
-    if not bool((follows.any(1) | incomplete | empty).any()):
+    if not refused(follows.any(1) | incomplete | empty, "an input is not one formula in Polish notation"):
         return
     # Both families' tree encodings read the parse (another family's folder holds a copy): the hint names no field.
     hint = "Tree encodings need whole formulas: configure the model without them for other inputs."

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import torch
 from testers import (
+    CompileTesterMixin,
     GenerationTesterMixin,
     ModelTesterMixin,
     RenamingInvarianceTesterMixin,
@@ -29,7 +30,7 @@ from hf_symbolinv import SymbolInvConfig, SymbolInvForConditionalGeneration, Sym
 from hf_symbolinv.models.symbolinv.configuration_symbolinv import PRESETS
 from hf_symbolinv.models.symbolinv.modeling_symbolinv import make_stream_pooling
 from hf_symbolinv.models.symbolinv.positions import automaton_encoding, initial_automaton_angles, tree_position_encoding
-from hf_symbolinv.models.symbolinv.streams import aggregate_streams, make_layout
+from hf_symbolinv.models.symbolinv.streams import aggregate_streams, make_layout, stream_table
 from hf_symbolinv.models.symbolinv.vocabulary import get_vocabulary
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
@@ -856,3 +857,62 @@ def test_checkpoints_saved_before_the_layout_change_still_load() -> None:
     assert (
         tokenizer("&a|!bc")["input_ids"] == reference["input_ids"][0][: len(tokenizer("&a|!bc")["input_ids"])].tolist()
     )
+
+
+# --------------------------------------------------------------------------------------------------
+# torch.compile
+# --------------------------------------------------------------------------------------------------
+def bucket_batch(model, seed: int, samples: int = 5, length: int = 24, target_length: int = 8) -> dict:
+    """A training batch padded to one (length, target length) bucket, with its ``stream_slots`` (the width of
+    the batch's largest symbol count), as the training collator gives a compiled model."""
+    ids, mask, labels = mixed_batch(model.config.vocabulary, seed=seed)
+    ids, mask, labels = ids[:samples], mask[:samples], labels[:samples]
+    ids = torch.nn.functional.pad(ids, (0, length - ids.shape[1]), value=model.config.pad_token_id)
+    mask = torch.nn.functional.pad(mask, (0, length - mask.shape[1]), value=0)
+    labels = torch.nn.functional.pad(labels, (0, target_length - labels.shape[1]), value=-100)
+    slots, _ = stream_table(ids, mask, model.config)
+    return dict(input_ids=ids, attention_mask=mask, labels=labels, stream_slots=slots)
+
+
+class TestSymbolInvCompile(CompileTesterMixin):
+    preset, overrides = "ltl-full", {}
+
+    def make_model(self) -> SymbolInvForConditionalGeneration:
+        return tiny(self.preset, **self.overrides)
+
+    def make_bucket_batches(self, model) -> tuple[dict, dict, dict]:
+        # Seeds 0 and 1 give batches of the same shapes (stream width included; the tester checks), and three
+        # samples are another batch size.
+        return bucket_batch(model, seed=0), bucket_batch(model, seed=1), bucket_batch(model, seed=2, samples=3)
+
+
+class TestComplexAggregationCompile(TestSymbolInvCompile):
+    preset, overrides = "ltl-full", {"stream_aggregation": "complex", "loss_type": "adacos"}
+
+
+class TestFixedEmbeddingCompile(TestSymbolInvCompile):
+    preset, overrides = "prop-vanilla", {"embedding_type": "alpha_renaming", "encoder_position_encoding": "rope"}
+
+
+def test_stream_slots_must_be_what_the_ids_give() -> None:
+    model = tiny("prop-best")
+    batch = bucket_batch(model, seed=0)
+    model(**batch)  # as computed: accepted
+    wider = torch.nn.functional.pad(batch["stream_slots"], (0, 1), value=-1)
+    logits = model(**{**batch, "stream_slots": wider}).logits  # a wider bucket: more padding streams, same answer
+    torch.testing.assert_close(logits, model(**{**batch, "stream_slots": None}).logits, atol=1e-5, rtol=1e-5)
+    swapped = batch["stream_slots"].clone()
+    swapped[2, :2] = swapped[2, :2].flip(0)
+    with pytest.raises(ValueError, match="stream_slots .* does not match input_ids"):
+        model(**{**batch, "stream_slots": swapped})
+    assert batch["stream_slots"].shape[1] == 3 and (batch["stream_slots"][1] >= 0).all()
+    with pytest.raises(ValueError, match="input 1 has 3 distinct symbols, more than the 2 streams given"):
+        model(**{**batch, "stream_slots": batch["stream_slots"][:, :2]})
+
+
+@pytest.mark.slow
+def test_inductor_compiles_the_training_step_with_the_eager_loss_and_gradients() -> None:
+    """The code inductor generates (C++ on a CPU), not only the traced graphs: loss and gradients as eager."""
+    tester = TestSymbolInvCompile()
+    tester.compile_backend = "inductor"
+    tester.test_compiled_training_step_matches_eager()
