@@ -96,6 +96,23 @@ from .operators import (
 CACHE_SLOTS_PER_LAYER = 3
 
 
+# Copied from hf_symbolinv.models.symbolinv.streams.is_compiling
+def is_compiling() -> bool:
+    """Whether ``torch.compile`` is tracing this call (its graph then needs shapes that do not depend on data)."""
+    return torch.compiler.is_compiling()
+
+
+# Copied from hf_symbolinv.models.symbolinv.streams.refused
+def refused(bad: torch.Tensor, compiled_message: str) -> bool:
+    """Whether any element of ``bad`` is set, so that the caller raises its detailed error (which reads the
+    position from the data). Inside a compiled graph the check is an assertion the graph keeps, raising
+    ``compiled_message`` without the position, and this returns False."""
+    if is_compiling():
+        torch._assert_async(~bad.any(), compiled_message)
+        return False
+    return bool(bad.any())
+
+
 def eager_attention_forward(
     module: nn.Module,
     query: torch.Tensor,
@@ -226,7 +243,7 @@ def _check_complete_formulas(
     follows = valid & (open_before <= 0)
     incomplete = valid.any(1) & (open_after.gather(1, _last_valid(valid)[:, None]).squeeze(1) > 0)
     empty = ~valid.any(1)
-    if not bool((follows.any(1) | incomplete | empty).any()):
+    if not refused(follows.any(1) | incomplete | empty, "an input is not one formula in Polish notation"):
         return
     # Both families' tree encodings read the parse (another family's folder holds a copy): the hint names no field.
     hint = "Tree encodings need whole formulas: configure the model without them for other inputs."
@@ -377,12 +394,16 @@ class FOLNetLayer(GradientCheckpointingLayer):
         enc_unary, enc_binary = ctx.encoder_unary, ctx.encoder_binary
         inputs = enc_unary.shape[1]
         total = ctx.past + rows
-        # This step's rows of trans' premise over the targets: the lower triangle, row-major.
-        target_rows = torch.arange(ctx.past, total, device=unary.device)
-        triangle = torch.arange(total, device=unary.device)[None, :] <= target_rows[:, None]
+        # This step's rows of trans' premise over the targets: the lower triangle, row-major. Index pairs, not a
+        # boolean mask: their count is known from the shapes, so a compiled graph needs no data-dependent size.
+        square_rows, square_columns = torch.tril_indices(total, total, device=unary.device)
+        cached_entries = ctx.past * (ctx.past + 1) // 2  # the triangle's rows before this step
+        step_rows, step_columns = square_rows[cached_entries:] - ctx.past, square_columns[cached_entries:]
         placeholder = unary.new_zeros(batch, 1, rows, 1)  # absent ops still advance the cache's length
         trans_inputs = new["trans"][..., :inputs] if new["trans"] is not None else placeholder
-        trans_tri = new["trans"][..., inputs:][:, :, triangle][..., None] if new["trans"] is not None else None
+        trans_tri = (
+            new["trans"][..., inputs:][:, :, step_rows, step_columns][..., None] if new["trans"] is not None else None
+        )
         cache = ctx.cache
         base = self.layer_index * CACHE_SLOTS_PER_LAYER
         if cache is not None:
@@ -422,9 +443,8 @@ class FOLNetLayer(GradientCheckpointingLayer):
             columns[name] = None if enc[name] is None else torch.cat([enc[name], new[name]], dim=-2)
         if "trans" in self.ops:
             # Rows a in the input: [v^E(a, y in I), 0]; rows a in the target: [v^D(a, y in I), v^D(a, y <= a)].
-            square = torch.ones(total, total, dtype=torch.bool, device=unary.device).tril()
             target = trans_inputs.new_zeros(batch, heads, total, total)
-            target[:, :, square] = new["trans"][..., 0]
+            target[:, :, square_rows, square_columns] = new["trans"][..., 0]
             top = torch.cat([enc["trans"], enc["trans"].new_zeros(batch, heads, inputs, total)], dim=-1)
             bottom = torch.cat([trans_inputs, target], dim=-1)
             columns["trans"] = torch.cat([top, bottom], dim=-2)
@@ -606,7 +626,7 @@ def _return_dict(config: FOLNetConfig, return_dict: bool | None) -> bool:
 
 
 def _check_ids(ids: torch.Tensor, name: str, vocab_size: int) -> None:
-    if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= vocab_size):
+    if refused((ids < 0) | (ids >= vocab_size), f"{name} must lie in [0, {vocab_size})"):
         raise ValueError(f"{name} must lie in [0, {vocab_size}), got values in [{int(ids.min())}, {int(ids.max())}]")
 
 
@@ -620,7 +640,7 @@ def _check_symbol_mask(
     wrong = symbol_mask.bool() != (input_ids >= num_base)
     if attention_mask is not None:
         wrong &= attention_mask.bool()
-    if bool(wrong.any()):
+    if refused(wrong, "symbol_mask disagrees with input_ids: were the ids made by another tokenizer?"):
         row, position = (int(i) for i in wrong.nonzero()[0])
         token = int(input_ids[row, position])
         raise ValueError(
@@ -672,7 +692,8 @@ class FOLNetModel(FOLNetPreTrainedModel):
         _check_ids(token_type_ids, "token_type_ids", self.config.type_vocab_size)
         unary, binary = self.embeddings(input_ids, token_type_ids, attention_mask)
         mask = None
-        if attention_mask is not None and not bool(attention_mask.bool().all()):
+        # Eager mode skips the masks of an unpadded batch; a compiled graph cannot read the data to decide.
+        if attention_mask is not None and (is_compiling() or not bool(attention_mask.bool().all())):
             mask = attention_mask.bool()[:, None, :].expand(-1, input_ids.shape[1], -1)
         ctx = _LayerContext(mask=mask)
         hidden = [unary] if output_hidden_states else None

@@ -21,8 +21,12 @@ BINARY_OUTPUT = ("assoc", "prod", "trans")
 
 
 def folnet_activation(z: torch.Tensor) -> torch.Tensor:
-    """sigma(z) = ln(1 + 2 e^z): Modus Ponens in logit space (paper eq. 27), computed stably."""
-    return torch.nn.functional.softplus(z + math.log(2.0))
+    """sigma(z) = ln(1 + 2 e^z): Modus Ponens in logit space (paper eq. 27), computed stably.
+
+    As ``logaddexp(z + ln 2, 0)`` rather than ``softplus``: torch.compile (2.13) takes the strides of softplus'
+    backward from its decomposition, laid out as the atoms, while the kernel lays the result out as the incoming
+    gradient; where the two differ (einsum outputs, channel permutes) a view in the compiled backward fails."""
+    return torch.logaddexp(z + math.log(2.0), z.new_zeros(()))
 
 
 def _softmax_kernel(logits: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:

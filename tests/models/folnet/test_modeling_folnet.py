@@ -12,7 +12,13 @@ import textwrap
 
 import pytest
 import torch
-from testers import GenerationTesterMixin, ModelTesterMixin, StrictLoadingTesterMixin, assert_fails
+from testers import (
+    CompileTesterMixin,
+    GenerationTesterMixin,
+    ModelTesterMixin,
+    StrictLoadingTesterMixin,
+    assert_fails,
+)
 from transformers import (
     AutoModel,
     AutoModelForMaskedLM,
@@ -441,6 +447,72 @@ def test_sequence_classification_regression_loss() -> None:
     model = build(FOLNetForSequenceClassification, num_labels=1)
     out = model(input_ids=torch.ones(2, 4).long(), labels=torch.tensor([0.5, 1.0]))
     torch.testing.assert_close(out.loss, ((out.logits.squeeze(-1) - torch.tensor([0.5, 1.0])) ** 2).mean())
+
+
+# ---------------------------------------------------------------------------------------------------
+# torch.compile (the seq2seq route's batches, with tree relations and symbols: test_modeling_folnet_invariant.py)
+# ---------------------------------------------------------------------------------------------------
+def bucket_batch(seed: int, samples: int = 3, length: int = 9) -> dict[str, torch.Tensor]:
+    """Encoder inputs padded to one length bucket: random ids, lengths (the first row full) and two segments."""
+    gen = torch.Generator().manual_seed(seed)
+    lengths = torch.randint(2, length + 1, (samples,), generator=gen)
+    lengths[0] = length
+    mask = (torch.arange(length)[None, :] < lengths[:, None]).long()
+    ids = torch.randint(1, VOCAB, (samples, length), generator=gen) * mask
+    types = (torch.arange(length)[None, :] >= lengths[:, None] // 2).long() * mask
+    return {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+
+
+def padded_labels(gen: torch.Generator, samples: int, length: int) -> torch.Tensor:
+    """Random target ids, -100 after a random length (at least one target per row)."""
+    labels = torch.randint(1, VOCAB, (samples, length), generator=gen)
+    lengths = torch.randint(1, length + 1, (samples,), generator=gen)
+    return labels.masked_fill(torch.arange(length)[None, :] >= lengths[:, None], -100)
+
+
+class TestFOLNetSeq2SeqCompile(CompileTesterMixin):
+    def make_model(self) -> FOLNetForConditionalGeneration:
+        return build(FOLNetForConditionalGeneration, decoder_layers=2)
+
+    def batch(self, model, seed: int, samples: int = 3, length: int = 9, target_length: int = 6) -> dict:
+        inputs = bucket_batch(seed, samples, length)
+        labels = padded_labels(torch.Generator().manual_seed(seed + 100), samples, target_length)
+        # As the route's collator gives them: decoder inputs built from the labels.
+        return {**inputs, "labels": labels, "decoder_input_ids": model.prepare_decoder_input_ids_from_labels(labels)}
+
+    def make_bucket_batches(self, model) -> tuple[dict, dict, dict]:
+        return self.batch(model, 0), self.batch(model, 1), self.batch(model, 2, samples=2, length=7, target_length=4)
+
+    def training_loss(self, model, inputs: dict) -> torch.Tensor:
+        # The Trainer passes the batch's target count as a tensor (gradient accumulation).
+        return model(**inputs, num_items_in_batch=inputs["labels"].ne(-100).sum()).loss
+
+
+class TestFOLNetMaskedLMCompile(CompileTesterMixin):
+    def make_model(self) -> FOLNetForMaskedLM:
+        return build(FOLNetForMaskedLM)
+
+    def batch(self, seed: int, samples: int = 3, length: int = 9) -> dict:
+        inputs = bucket_batch(seed, samples, length)
+        chosen = torch.rand(samples, length, generator=torch.Generator().manual_seed(seed + 100)) < 0.4
+        chosen[:, 1] = True
+        labels = inputs["input_ids"].masked_fill(~(chosen & inputs["attention_mask"].bool()), -100)
+        return {**inputs, "labels": labels}
+
+    def make_bucket_batches(self, model) -> tuple[dict, dict, dict]:
+        return self.batch(0), self.batch(1), self.batch(2, samples=2, length=7)
+
+
+class TestFOLNetSequenceClassificationCompile(CompileTesterMixin):
+    def make_model(self) -> FOLNetForSequenceClassification:
+        return build(FOLNetForSequenceClassification, num_labels=3)
+
+    def batch(self, seed: int, samples: int = 3, length: int = 9) -> dict:
+        labels = torch.randint(0, 3, (samples,), generator=torch.Generator().manual_seed(seed + 100))
+        return {**bucket_batch(seed, samples, length), "labels": labels}
+
+    def make_bucket_batches(self, model) -> tuple[dict, dict, dict]:
+        return self.batch(0), self.batch(1), self.batch(2, samples=2, length=7)
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ import functools
 import pytest
 import torch
 from testers import (
+    CompileTesterMixin,
     GenerationTesterMixin,
     ModelTesterMixin,
     RenamingInvarianceTesterMixin,
@@ -340,3 +341,76 @@ def test_the_tokenizers_output_feeds_the_model_and_a_wrong_symbol_mask_is_named(
     encoded["symbol_mask"][1, 0] = 0
     encoded["symbol_mask"][1, -1] = 1  # padding: not checked
     model(**encoded, decoder_input_ids=plain[:, :1])
+
+
+# ---------------------------------------------------------------------------------------------------
+# torch.compile, on the seq2seq route's batches
+# ---------------------------------------------------------------------------------------------------
+def bucket_batch(model, formulas: list[str], length: int = 12, target_length: int = 8) -> dict[str, torch.Tensor]:
+    """A training batch as the route's collator gives it (the tokenizer's columns, labels padded with -100,
+    decoder inputs built from them), padded to one (length, target length) bucket."""
+    data = batch(formulas)
+    pad = model.config.pad_token_id
+    ids, mask, symbols = (
+        torch.nn.functional.pad(data[key], (0, length - data[key].shape[1]), value=value)
+        for key, value in (("input_ids", pad), ("attention_mask", 0), ("symbol_mask", 0))
+    )
+    labels = data["labels"].masked_fill(data["labels"] == pad, -100)
+    labels = torch.nn.functional.pad(labels, (0, target_length - labels.shape[1]), value=-100)
+    decoder_input_ids = model.prepare_decoder_input_ids_from_labels(labels)
+    return dict(
+        input_ids=ids, attention_mask=mask, symbol_mask=symbols, labels=labels, decoder_input_ids=decoder_input_ids
+    )
+
+
+class TestFOLNetInvariantCompile(CompileTesterMixin):
+    """The invariant FOLNet with parse-tree relations, as ``symbolinv train`` trains it."""
+
+    overrides: dict = {}
+
+    def make_model(self) -> FOLNetForConditionalGeneration:
+        torch.manual_seed(0)
+        return FOLNetForConditionalGeneration(invariant_config(**self.overrides))
+
+    def make_bucket_batches(self, model) -> tuple[dict, dict, dict]:
+        return (
+            bucket_batch(model, TRAIN_FORMULAS[:5]),
+            bucket_batch(model, TRAIN_FORMULAS[5:]),
+            bucket_batch(model, TRAIN_FORMULAS[:3], length=10, target_length=7),
+        )
+
+    def training_loss(self, model, inputs: dict) -> torch.Tensor:
+        # The Trainer passes the batch's target count as a tensor (gradient accumulation).
+        return model(**inputs, num_items_in_batch=inputs["labels"].ne(-100).sum()).loss
+
+
+class TestFOLNetPerSlotCompile(TestFOLNetInvariantCompile):
+    """The route's default: parse-tree relations and one embedding row per symbol slot."""
+
+    overrides = {"symbol_invariant": False}
+
+
+def test_a_compiled_model_still_refuses_bad_inputs() -> None:
+    """The input checks stay in the compiled graph (as assertions, with messages that name no position)."""
+    import torch._dynamo
+
+    torch._dynamo.reset()
+    model = TestFOLNetInvariantCompile().make_model().train()
+    model.compile(fullgraph=True, dynamic=False, backend="aot_eager")
+    good = bucket_batch(model, TRAIN_FORMULAS[:5])
+    model(**good).loss.backward()
+    wrong_mask = {**good, "symbol_mask": good["symbol_mask"].clone()}
+    wrong_mask["symbol_mask"][0, 0] = 1  # '&' is a base token
+    with pytest.raises(RuntimeError, match="symbol_mask disagrees with input_ids"):
+        model(**wrong_mask)
+    incomplete = bucket_batch(model, ["&a|b", *TRAIN_FORMULAS[1:5]])
+    with pytest.raises(RuntimeError, match="an input is not one formula in Polish notation"):
+        model(**incomplete)
+
+
+@pytest.mark.slow
+def test_inductor_compiles_the_training_step_with_the_eager_loss_and_gradients() -> None:
+    """The code inductor generates (C++ on a CPU), not only the traced graphs: loss and gradients as eager."""
+    tester = TestFOLNetInvariantCompile()
+    tester.compile_backend = "inductor"
+    tester.test_compiled_training_step_matches_eager()
