@@ -34,6 +34,12 @@ answer is the tree after the damper's step. Where the paper is terse we chose: a
 set ``{i - 4, i, i + 5}`` (clipped to the steps) scores ``loss(s) / index_penalty**idx(s)`` and the lowest
 wins, so a later step must be clearly better to be chosen; the main loss is at the later of the two
 predictors' steps, the other steps looked at add ``residual_loss_weight`` times their loss.
+
+Compiled training (``model.compile(fullgraph=True, dynamic=False)``): a graph cannot have shapes or a number of
+steps that depend on values, so inside one the sparse routing runs every expert on every sample with the gates
+of the others zero, and the sluggish rule runs all ``num_steps`` steps and makes its choices with tensors. The
+loss and the gradients are eager mode's; an expert no sample chose gets a zero gradient where eager mode leaves
+none. Input checks become assertions the graph keeps (without the position of the offending value).
 """
 
 from __future__ import annotations
@@ -61,6 +67,23 @@ IGNORE_INDEX = -100
 # Pointer probabilities are the identity part normalised; a tiny floor keeps log() finite where a blend left
 # no mass at all.
 _POINTER_FLOOR = 1e-6
+
+
+# Copied from hf_symbolinv.models.symbolinv.streams.is_compiling
+def is_compiling() -> bool:
+    """Whether ``torch.compile`` is tracing this call (its graph then needs shapes that do not depend on data)."""
+    return torch.compiler.is_compiling()
+
+
+# Copied from hf_symbolinv.models.symbolinv.streams.refused
+def refused(bad: torch.Tensor, compiled_message: str) -> bool:
+    """Whether any element of ``bad`` is set, so that the caller raises its detailed error (which reads the
+    position from the data). Inside a compiled graph the check is an assertion the graph keeps, raising
+    ``compiled_message`` without the position, and this returns False."""
+    if is_compiling():
+        torch._assert_async(~bad.any(), compiled_message)
+        return False
+    return bool(bad.any())
 
 
 # Copied from hf_symbolinv.models.symbolinv.modeling_symbolinv.eager_attention_forward
@@ -170,16 +193,17 @@ class DTEOutput(ModelOutput):
         label_logits: ``(batch, num_roles, vocab_size)`` label scores of the answer tree's positions
             (label 0: empty position, label 1: a symbol).
         symbol_probs: ``(batch, num_roles, max_symbols)`` which input symbol each position copies.
-        num_steps: the steps whose tree is the answer.
-        operation_weights: ``(batch, steps_run, 3)`` the weights of car, cdr, cons at every step.
-        trees: the memory ``(batch, num_trees, filler_width, num_roles)`` when asked for.
+        num_steps: the steps whose tree is the answer (a 0-dim tensor from a compiled sluggish training forward).
+        operation_weights: ``(batch, steps_run, 3)`` the weights of car, cdr, cons at every step up to the
+            answer's (at all ``num_steps`` steps from a compiled sluggish training forward).
+        trees: the memory ``(batch, num_trees, filler_width, num_roles)`` when asked for (likewise).
     """
 
     loss: torch.FloatTensor | None = None
     logits: torch.FloatTensor | None = None
     label_logits: torch.FloatTensor | None = None
     symbol_probs: torch.FloatTensor | None = None
-    num_steps: int | None = None
+    num_steps: int | torch.Tensor | None = None
     operation_weights: torch.FloatTensor | None = None
     trees: torch.FloatTensor | None = None
 
@@ -282,16 +306,19 @@ class DTEForTreeTransduction(DTEPreTrainedModel):
             )
         if symbols.shape != labels.shape:
             raise ValueError(f"{name}_symbols must have the shape of {name}_labels, got {tuple(symbols.shape)}")
-        valid = labels[labels != IGNORE_INDEX]
-        if valid.numel() and (int(valid.min()) < 0 or int(valid.max()) >= self.config.vocab_size):
-            raise ValueError(f"{name}_labels holds ids outside [0, {self.config.vocab_size}) (vocab_size)")
-        if int(symbols.max()) >= self.config.max_symbols:
+        # Dense checks (no boolean selection), so that a compiled graph keeps them as assertions.
+        outside = (labels != IGNORE_INDEX) & ((labels < 0) | (labels >= self.config.vocab_size))
+        outside_message = f"{name}_labels holds ids outside [0, {self.config.vocab_size}) (vocab_size)"
+        if refused(outside, outside_message):
+            raise ValueError(outside_message)
+        too_many = symbols >= self.config.max_symbols
+        if refused(too_many, f"{name}_symbols holds an index >= max_symbols={self.config.max_symbols}"):
             raise ValueError(
                 f"{name}_symbols holds index {int(symbols.max())} >= max_symbols={self.config.max_symbols}"
             )
-        is_symbol = labels == SYMBOL_ID
-        if bool(((symbols >= 0) != is_symbol).any()):
-            row, col = ((symbols >= 0) != is_symbol).nonzero()[0].tolist()
+        disagree = (symbols >= 0) != (labels == SYMBOL_ID)
+        if refused(disagree, f"{name}_symbols and {name}_labels disagree: a symbol index goes with label {SYMBOL_ID}"):
+            row, col = disagree.nonzero()[0].tolist()
             raise ValueError(
                 f"{name}_symbols and {name}_labels disagree at row {row}, position {col}: a symbol index goes "
                 f"with label {SYMBOL_ID} and only with it"
@@ -344,6 +371,8 @@ class DTEForTreeTransduction(DTEPreTrainedModel):
         if self.config.top_k < self.config.num_experts:
             top, chosen = gates.topk(self.config.top_k, dim=-1)
             gates = torch.zeros_like(gates).scatter(-1, chosen, top / top.sum(-1, keepdim=True))
+        if is_compiling():
+            return self._dense_mixture(tokens, gates)
         batch, trees = tokens.shape[0], tokens.shape[1] - 2
         operations = tokens.new_zeros(batch, 3)
         arguments = tokens.new_zeros(batch, 4, trees)
@@ -358,6 +387,25 @@ class DTEForTreeTransduction(DTEPreTrainedModel):
             operations = operations.index_add(0, rows, weight * expert_ops)
             arguments = arguments.index_add(0, rows, weight.unsqueeze(-1) * expert_args)
             root = root.index_add(0, rows, weight * expert_root)
+        return operations, arguments, root
+
+    def _dense_mixture(
+        self, tokens: torch.Tensor, gates: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The mixture of ``_controller`` with every expert run on every sample: the same sums (a gate of zero,
+        an expert the sample did not choose, adds an exact zero), without the shapes of the sparse routing that
+        depend on the data and that a compiled graph cannot have. Costs ``num_experts / top_k`` times the
+        experts' compute of the sparse routing."""
+        batch, trees = tokens.shape[0], tokens.shape[1] - 2
+        operations = tokens.new_zeros(batch, 3)
+        arguments = tokens.new_zeros(batch, 4, trees)
+        root = tokens.new_zeros(batch, self.config.filler_dim)
+        for index, expert in enumerate(self.experts):
+            expert_ops, expert_args, expert_root = self._heads(expert(tokens))
+            weight = gates[:, index].unsqueeze(-1)
+            operations = operations + weight * expert_ops
+            arguments = arguments + weight.unsqueeze(-1) * expert_args
+            root = root + weight * expert_root
         return operations, arguments, root
 
     def run_steps(self, input_tree: torch.Tensor, num_steps: int) -> tuple[list[torch.Tensor], torch.Tensor]:
@@ -432,13 +480,18 @@ class DTEForTreeTransduction(DTEPreTrainedModel):
             if label_symbols is None:
                 raise ValueError("labels need label_symbols (the symbol index of each answer position, -1 elsewhere)")
             self._check_inputs(labels, label_symbols, "label")
-            if bool((label_symbols >= num_symbols.unsqueeze(-1)).any()):
+            unknown = label_symbols >= num_symbols.unsqueeze(-1)
+            if refused(unknown, "label_symbols names a symbol the input does not hold"):
                 raise ValueError("label_symbols names a symbol the input does not hold")
 
         sluggish = self.damper is not None and self.training and labels is not None
         if sluggish and num_steps is not None:
             raise ValueError("num_steps: a sluggish model in training chooses its own steps; call .eval() first")
-        if sluggish:
+        if sluggish and is_compiling():
+            loss, steps, trees, operation_weights, label_logits, symbol_probs = self._sluggish_forward_all_steps(
+                input_tree, num_symbols, labels, label_symbols
+            )
+        elif sluggish:
             loss, steps, trees, operation_weights, label_logits, symbol_probs = self._sluggish_forward(
                 input_tree, num_symbols, labels, label_symbols
             )
@@ -452,7 +505,7 @@ class DTEForTreeTransduction(DTEPreTrainedModel):
         memory = torch.stack(trees, dim=1) if output_trees else None
         output = DTEOutput(
             loss=loss,
-            logits=torch.cat([label_logits, symbol_probs.log()], dim=-1),
+            logits=torch.cat([label_logits, pointer_log_probs(symbol_probs)], dim=-1),
             label_logits=label_logits,
             symbol_probs=symbol_probs,
             num_steps=steps,
@@ -503,6 +556,68 @@ class DTEForTreeTransduction(DTEPreTrainedModel):
             loss = loss + config.residual_loss_weight * torch.stack(residual).mean()
         label_logits, symbol_probs = outputs[i_damp]
         return loss, i_damp + 1, trees[: i_damp + 3], operation_weights[:, : i_damp + 1], label_logits, symbol_probs
+
+    def _sluggish_forward_all_steps(
+        self,
+        input_tree: torch.Tensor,
+        num_symbols: torch.Tensor,
+        labels: torch.Tensor,
+        label_symbols: torch.Tensor,
+    ) -> tuple:
+        """``_sluggish_forward`` without a decision taken in Python, for a compiled graph: the steps the rule looks
+        at follow from the predictors' values, so every one of the ``num_steps`` steps is run and scored, and the
+        rule's choices are tensors that select and mask. The loss and its gradients are ``_sluggish_forward``'s;
+        the answer's step count is a 0-dim tensor, and the trees and operation weights are those of every step
+        (their number cannot depend on a value inside a graph)."""
+        config = self.config
+        last = config.num_steps - 1
+        damper_probs = (config.termination_scale * self.damper.detach()).softmax(-1)
+        explorer_probs = (config.termination_scale * self.explorer.detach()).softmax(-1)
+        i_damp, i_expl = damper_probs.argmax(), explorer_probs.argmax()
+        offsets = torch.tensor([-4, 0, 5], device=i_damp.device)
+        choices = (i_damp + offsets).clamp(0, last)
+        trees, operation_weights = self.run_steps(input_tree, config.num_steps)
+        # trees[index + 2] is the tree after index + 1 steps.
+        outputs = [self.read_out(trees[index + 2], num_symbols) for index in range(config.num_steps)]
+        losses = torch.stack([self.tree_loss(*output, labels, label_symbols) for output in outputs])
+        threshold = config.confidence_threshold
+        # Indexing with a 0-dim tensor reads its value in Python: select with index_select, or take the max.
+        damper_target = torch.where(explorer_probs.max() >= threshold, i_expl, i_damp)
+        # float64, as the Python floats of the eager rule: a near-tie falls the same way.
+        penalties = torch.tensor(
+            [config.index_penalty**idx for idx in range(3)], dtype=torch.float64, device=losses.device
+        )
+        scores = losses.detach().double().index_select(0, choices) / penalties
+        agree = (damper_probs.max() >= threshold) & (i_damp == i_expl)
+        explorer_target = torch.where(agree, _select(choices, scores.argmin()), i_expl)
+        termination_loss = F.cross_entropy(
+            config.termination_scale * self.damper.unsqueeze(0), damper_target.unsqueeze(0)
+        ) + F.cross_entropy(config.termination_scale * self.explorer.unsqueeze(0), explorer_target.unsqueeze(0))
+        main = torch.maximum(i_damp, i_expl)
+        steps = torch.arange(config.num_steps, device=losses.device)
+        looked_at = (steps == i_damp) | (steps == i_expl) | (steps.unsqueeze(-1) == choices).any(-1)
+        residual = looked_at & (steps != main)
+        count = residual.sum()
+        residual_mean = torch.where(residual, losses, 0.0).sum() / count.clamp(min=1)
+        # No other step looked at: no residual term, as in the eager rule (adding an exact zero).
+        loss = _select(losses, main) + termination_loss
+        loss = loss + config.residual_loss_weight * torch.where(count > 0, residual_mean, 0.0)
+        label_logits = _select(torch.stack([output[0] for output in outputs]), i_damp)
+        symbol_probs = _select(torch.stack([output[1] for output in outputs]), i_damp)
+        return loss, i_damp + 1, trees, operation_weights, label_logits, symbol_probs
+
+
+def pointer_log_probs(symbol_probs: torch.Tensor) -> torch.Tensor:
+    """``symbol_probs.log()``: -inf for a symbol the input does not hold (probability exactly zero), with a zero
+    gradient there instead of 0 / 0. A compiled training graph differentiates every output, the logits too
+    (with a zero gradient), so a plain log would put NaN into every gradient."""
+    held = symbol_probs != 0
+    return torch.where(held, torch.where(held, symbol_probs, 1.0).log(), -math.inf)
+
+
+def _select(values: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+    """``values[index]`` for a 0-dim index tensor, without reading the index's value in Python."""
+    return values.index_select(0, index.reshape(1)).squeeze(0)
 
 
 __all__ = ["DTEForTreeTransduction", "DTEOutput", "DTEPreTrainedModel"]

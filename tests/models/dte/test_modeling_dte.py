@@ -12,7 +12,7 @@ from helpers import dte_tiny_model as tiny_model
 from helpers import dte_tokenizer as tokenizer
 from helpers import dte_trained_model as trained_model
 from helpers import mirror_text as mirror
-from testers import ModelTesterMixin, RenamingInvarianceTesterMixin, StrictLoadingTesterMixin
+from testers import CompileTesterMixin, ModelTesterMixin, RenamingInvarianceTesterMixin, StrictLoadingTesterMixin
 from transformers import Trainer, TrainingArguments
 
 from hf_symbolinv.models.dte import DTEForTreeTransduction, DTETreeTokenizer
@@ -195,6 +195,9 @@ def test_sparse_routing_equals_a_dense_mixture_with_the_other_gates_zeroed():
     torch.testing.assert_close(operations, expected_ops)
     torch.testing.assert_close(root, expected_root)
     torch.testing.assert_close(arguments.sum(-1), torch.ones(3, 4))
+    # The compiled graph's mixture (every expert on every sample, the gates of the others zero) is the same.
+    for dense, sparse_part in zip(model._dense_mixture(tokens, sparse), (operations, arguments, root)):
+        torch.testing.assert_close(dense, sparse_part)
 
 
 @pytest.mark.parametrize(
@@ -335,3 +338,121 @@ def test_num_steps_overrides_the_steps_run_and_is_refused_while_a_sluggish_model
     targets.pop("symbol_names")
     with pytest.raises(ValueError, match="num_steps: a sluggish model in training chooses its own steps"):
         sluggish(**targets, num_steps=3)
+
+
+# --------------------------------------------------------------------------------------------------
+# torch.compile
+# --------------------------------------------------------------------------------------------------
+def training_batch(sources: list[str]) -> dict:
+    batch = tokenizer()(sources, [mirror(text) for text in sources])
+    batch.pop("symbol_names")
+    return batch
+
+
+class DTECompileTests(CompileTesterMixin):
+    """A training step of one variant compiled with ``fullgraph=True``; the subclasses name the variant."""
+
+    overrides: dict = {}
+
+    def make_model(self) -> DTEForTreeTransduction:
+        return tiny_model(**self.overrides)
+
+    def make_bucket_batches(self, model) -> tuple[dict, dict, dict]:
+        # Trees are (batch, num_roles) for the model's max_depth: the batch size is the only shape that varies.
+        return training_batch(SOURCES), training_batch(SOURCES[::-1]), training_batch(SOURCES[:3])
+
+
+class TestDTMCompile(DTECompileTests):
+    overrides = {"controller": "dtm"}
+
+    def test_a_compiled_graph_keeps_the_input_checks(self) -> None:
+        import torch._dynamo
+
+        torch._dynamo.reset()
+        model = self.make_model().train()
+        model.compile(fullgraph=True, dynamic=False, backend=self.compile_backend)
+        batch = training_batch(SOURCES)
+        model(**batch).loss.backward()
+        batch["input_symbols"][1, 0] = 0  # the root of row 1 is a base label
+        with pytest.raises(RuntimeError, match="input_symbols and input_labels disagree"):
+            model(**batch)
+
+
+class TestSparseDTECompile(DTECompileTests):
+    overrides = {"controller": "dte", "num_experts": 3, "top_k": 2}
+
+    def make_model(self) -> DTEForTreeTransduction:
+        # At initialisation every sample routes alike (the trees' tokens are mostly their slot codes): wider
+        # weights make the samples choose different experts, and every expert chosen by some sample (else its
+        # gradient is None in eager mode and zero in the compiled dense mixture).
+        model = super().make_model()
+        generator = torch.Generator().manual_seed(1)
+        with torch.no_grad():
+            model.tree_encoder.weight.normal_(std=1.0, generator=generator)
+            model.router.weight.normal_(std=1.0, generator=generator)
+        return model
+
+    def test_the_samples_route_to_different_experts(self) -> None:
+        """The precondition of the compile tests: the sparse routing's data-dependent rows are exercised."""
+        model = self.make_model().train()
+        chosen = []
+        model.router.register_forward_hook(lambda module, args, logits: chosen.append(logits.topk(2, dim=-1).indices))
+        model(**self.make_bucket_batches(model)[0])
+        routes = torch.stack(chosen).sort(-1).values  # (steps, batch, top_k)
+        assert (routes != routes[:, :1]).any(), "every sample chose the same experts"
+        assert set(routes.unique().tolist()) == set(range(model.config.num_experts))
+
+
+class TestTDTECompile(DTECompileTests):
+    """The sluggish termination (dense mixture): the compiled graph runs every step and selects with tensors."""
+
+    overrides = {"controller": "dte", "termination": "sluggish", "num_steps": 6}
+
+
+@pytest.mark.slow
+def test_inductor_compiles_the_training_step_with_the_eager_loss_and_gradients() -> None:
+    """The code inductor generates (C++ on a CPU), not only the traced graphs: loss and gradients as eager."""
+    tester = TestSparseDTECompile()
+    tester.compile_backend = "inductor"
+    tester.test_compiled_training_step_matches_eager()
+
+
+@pytest.mark.parametrize(
+    ("damper", "explorer", "num_steps"),
+    [
+        ((5, True), (5, True), 6),  # both confident and agreeing: the explorer's label is the best local step
+        ((2, True), (2, True), 8),  # the same, choices {0, 2, 7}
+        ((1, True), (1, True), 12),  # choices {0, 1, 6}: the eager rule runs 7 of the 12 steps
+        ((1, True), (3, True), 6),  # the damper follows the confident explorer
+        ((1, True), (3, False), 6),  # an explorer not confident: both stay
+        ((3, False), (3, True), 6),  # agreeing, the damper not confident
+        ((0, True), (0, True), 1),  # one step: no other step looked at, no residual term
+    ],
+)
+def test_the_all_steps_sluggish_rule_matches_the_eager_one(damper, explorer, num_steps):
+    """The compiled graph's sluggish forward (every step run, the rule's choices as tensors) against the eager
+    one, run eagerly on predictor states that take every branch of the rule: the same loss, answer and
+    gradients (extra steps only add exact zeros)."""
+    model = tiny_model(termination="sluggish", num_steps=num_steps).train()
+    with torch.no_grad():
+        for predictor, (index, confident) in ((model.damper, damper), (model.explorer, explorer)):
+            predictor.zero_()
+            predictor[index] = 0.05 if confident else 0.005
+    batch = training_batch(SOURCES)
+    input_tree = model.input_trees(batch["input_labels"], batch["input_symbols"])
+    args = (batch["num_symbols"], batch["labels"], batch["label_symbols"])
+    results = {}
+    for name, rule in (("eager", model._sluggish_forward), ("all_steps", model._sluggish_forward_all_steps)):
+        model.zero_grad()
+        loss, steps, trees, operation_weights, label_logits, symbol_probs = rule(input_tree, *args)
+        loss.backward(retain_graph=True)
+        grads = {key: p.grad.clone() for key, p in model.named_parameters() if p.grad is not None}
+        results[name] = (loss.detach(), int(steps), label_logits.detach(), symbol_probs.detach(), grads)
+    eager, all_steps = results["eager"], results["all_steps"]
+    torch.testing.assert_close(all_steps[0], eager[0], atol=1e-6, rtol=1e-6)
+    assert all_steps[1] == eager[1] == damper[0] + 1
+    torch.testing.assert_close(all_steps[2], eager[2])
+    torch.testing.assert_close(all_steps[3], eager[3])
+    assert all_steps[4].keys() == eager[4].keys()
+    for key, grad in eager[4].items():
+        torch.testing.assert_close(all_steps[4][key], grad, atol=1e-6, rtol=1e-6, msg=key)
