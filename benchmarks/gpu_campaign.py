@@ -185,7 +185,9 @@ def finish(state: Path) -> None:
         shutil.rmtree(checkpoint)
 
 
-def train_arguments(campaign: Campaign, data: Path, work: Path, minutes: float, workers: int) -> list[str]:
+def train_arguments(
+    campaign: Campaign, data: Path, work: Path, minutes: float, workers: int, compile_backend: str | None = None
+) -> list[str]:
     arguments = [
         "train",
         "--task",
@@ -213,7 +215,13 @@ def train_arguments(campaign: Campaign, data: Path, work: Path, minutes: float, 
         *campaign.extra,
     ]
     if torch.cuda.is_available():
-        arguments += ["--bf16", "--group-by-length"]
+        arguments += ["--bf16"]
+    if compile_backend is not None:
+        # Random batches of a campaign's size nearly all pad to the largest bucket (few graphs to compile); batches
+        # grouped by length would spread over every bucket, each compiled in the window's first minutes.
+        arguments += ["--compile", compile_backend]
+    elif torch.cuda.is_available():
+        arguments += ["--group-by-length"]
     return arguments
 
 
@@ -281,7 +289,7 @@ def run_call(name: str, args: argparse.Namespace) -> dict[str, Any]:
         print(f"{name}: resuming from step {state_step(state)} (the state kept in {state})", flush=True)
     start_step = max(state_step(state), held_step)
     started = time.perf_counter()
-    train_with_cli(train_arguments(campaign, data, work, args.train_minutes, args.workers), name)
+    train_with_cli(train_arguments(campaign, data, work, args.train_minutes, args.workers, args.compile), name)
     train_seconds = time.perf_counter() - started
     checkpoint = last_checkpoint(checkpoints)
     if checkpoint is None:
@@ -298,6 +306,7 @@ def run_call(name: str, args: argparse.Namespace) -> dict[str, Any]:
         "call_minutes": round(train_seconds / 60, 2),
         "state_bytes": written,
         "optimizer_kept": optimizer_kept,
+        "compiled": args.compile,
         **last_losses(checkpoint),
         "validation": validation_scores(checkpoint, campaign.task, data),
     }
@@ -378,6 +387,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--train-minutes", type=float, default=7.0, help="training time of this call (default 7)")
     parser.add_argument("--data-dir", type=Path, default=REPOSITORY / "runs" / "campaign-data")
     parser.add_argument("--workers", type=int, default=2, help="data-loading processes of the training")
+    parser.add_argument(
+        "--compile",
+        nargs="?",
+        const="inductor",
+        default=None,
+        metavar="BACKEND",
+        help="train compiled (symbolinv train --compile; the graphs are built again in every call)",
+    )
     parser.add_argument("--build-workers", type=int, default=None, help="dataset building processes (all cores)")
     parser.add_argument("--test-samples", type=int, default=1000, help="formulas per test group of a finished run")
     args = parser.parse_args(argv)

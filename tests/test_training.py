@@ -25,6 +25,7 @@ from hf_symbolinv.evaluation import (
     judge,
     save_heatmap,
 )
+from hf_symbolinv.models.symbolinv.streams import stream_table
 from hf_symbolinv.training import SymbolInvDataCollator, semantic_metrics, tokenize_dataset
 
 REPO = Path(__file__).resolve().parents[1]
@@ -372,7 +373,9 @@ def test_cli_train_compiled_buckets_batches_counts_graphs_and_starts_with_the_ea
     rows = tokenize_dataset(rows, tokenizer)
     batch = SymbolInvDataCollator(tokenizer, model=model, bucketed=True)([rows[i] for i in range(3)])
     assert batch["input_ids"].shape[1] % 8 == 0 and batch["labels"].shape[1] % 8 == 0
-    assert torch.equal(batch["stream_slots"], model.streams_of(batch["input_ids"], batch["attention_mask"]))
+    assert torch.equal(
+        batch["stream_slots"], stream_table(batch["input_ids"], batch["attention_mask"], model.config)[0]
+    )
 
     eager = _train_log(prop_data, tmp_path / "eager")
     compiled = _train_log(prop_data, tmp_path / "compiled", "--compile", "aot_eager")

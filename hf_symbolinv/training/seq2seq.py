@@ -60,21 +60,21 @@ class SymbolInvDataCollator(DataCollatorForSeq2Seq):
     from the labels. The streams themselves are built inside the model from the ids.
 
     ``bucketed=True`` (a compiled model's batches): positions padded to a multiple of :data:`COMPILE_BUCKET`, and,
-    for a model with ``streams_of``, the batch's ``stream_slots``, whose width (the batch's largest symbol count)
-    the model cannot read from the ids without a data-dependent shape."""
+    for a model with ``stream_inputs``, the batch's streams (``stream_slots`` of the SIT), whose width (the batch's
+    largest symbol count) the model cannot read from the ids without a data-dependent shape."""
 
     def __init__(self, tokenizer: Any, model: Any = None, bucketed: bool = False, **kwargs: Any) -> None:
         kwargs.setdefault("label_pad_token_id", -100)
         if bucketed:
             kwargs["pad_to_multiple_of"] = COMPILE_BUCKET
         super().__init__(tokenizer, model=model, **kwargs)
-        self.streams_of = getattr(model, "streams_of", None) if bucketed else None
+        self.stream_inputs = getattr(model, "stream_inputs", None) if bucketed else None
 
     def __call__(self, features: list[dict[str, Any]], return_tensors: str | None = None) -> dict[str, Any]:
         kept = [{key: value for key, value in feature.items() if key in MODEL_COLUMNS} for feature in features]
         batch = super().__call__(kept, return_tensors=return_tensors)
-        if self.streams_of is not None:
-            batch["stream_slots"] = self.streams_of(batch["input_ids"], batch["attention_mask"])
+        if self.stream_inputs is not None:
+            batch.update(self.stream_inputs(batch["input_ids"], batch["attention_mask"]))
         return batch
 
 

@@ -308,7 +308,9 @@ class SymbolInvAttention(nn.Module):
             mask,
             scaling=self.scaling,
             dropout=self.dropout if self.training else 0.0,
-            is_causal=causal and mask is None and q_len == key.shape[-2] and q_len > 1,
+            # Without a cache, causal self-attention has as many queries as keys: no comparison of shapes, which
+            # would be symbolic in a graph compiled for dynamic shapes (sdpa takes a Python bool only).
+            is_causal=causal and mask is None and (cache is None or (q_len == key.shape[-2] and q_len > 1)),
         )
         return self.out_proj(attended.reshape(streams, q_len, d_model)), weights
 
@@ -952,11 +954,13 @@ class SymbolInvForConditionalGeneration(SymbolInvPreTrainedModel, GenerationMixi
         # The projection reads model.shared directly; there is no separate head to tie.
         return None
 
-    def streams_of(self, input_ids: torch.LongTensor, attention_mask: torch.Tensor | None = None) -> torch.LongTensor:
-        """Every sample's streams ``(B, S)``: symbol slots in order of first appearance, -1 where unused. Given to
-        ``forward`` as ``stream_slots`` (a data collator computes them), they fix the stream count of a batch
-        before it is seen, which a compiled model needs."""
-        return stream_table(input_ids, attention_mask, self.config)[0]
+    def stream_inputs(
+        self, input_ids: torch.LongTensor, attention_mask: torch.Tensor | None = None
+    ) -> dict[str, torch.LongTensor]:
+        """``{"stream_slots": (B, S)}``: every sample's symbol slots in order of first appearance, -1 where unused.
+        Given to ``forward`` (a data collator computes them), they fix the stream count of a batch before it is
+        seen, which a compiled model needs."""
+        return {"stream_slots": stream_table(input_ids, attention_mask, self.config)[0]}
 
     def resample_random_embeddings(self, generator: torch.Generator | None = None) -> None:
         """New random symbol vectors for a ``random``-embedding model (one evaluation draw)."""

@@ -69,7 +69,14 @@ from transformers.utils import logging
 
 from .cache_names import CACHE_NAMES, cache_field, cache_keyword, given_cache
 from .configuration_symbolinv_wrapper import SymbolInvWrapperConfig
-from .streams import TIE_BREAK, check_token_ids, first_appearance_streams, stream_cross_entropy
+from .streams import (
+    TIE_BREAK,
+    check_token_ids,
+    first_appearance_streams,
+    is_compiling,
+    refused,
+    stream_cross_entropy,
+)
 
 logger = logging.get_logger(__name__)
 
@@ -433,20 +440,41 @@ class SymbolInvWrapperForConditionalGeneration(PreTrainedModel, GenerationMixin)
         return torch.where(own, actual, torch.where(is_symbol, placeholder, ids))
 
     def stream_table(
-        self, input_ids: torch.LongTensor, attention_mask: torch.Tensor | None = None
+        self,
+        input_ids: torch.LongTensor,
+        attention_mask: torch.Tensor | None = None,
+        given: torch.LongTensor | None = None,
     ) -> tuple[torch.LongTensor, torch.BoolTensor]:
         """Each sample's streams: own-symbol vocabulary ids ``(B, S)`` in order of first appearance (-1 where
-        none) and presence ``(B, S)``. Masked positions never open a stream."""
+        none) and presence ``(B, S)``. Masked positions never open a stream. ``given``: the ids as a data collator
+        computed them (``stream_symbol_ids``); their width sets ``S`` (a compiled graph cannot read it from the
+        data: without them it runs ``max_streams`` streams), and they must be what the ids give."""
         slot_of, symbol_ids = self._slot_table(input_ids.device)
         token_slots = slot_of[input_ids]
         if attention_mask is not None:
             token_slots = torch.where(attention_mask.bool(), token_slots, -1)
-        slots, present = first_appearance_streams(token_slots, len(symbol_ids), self.config.max_streams)
+        width = given.shape[-1] if given is not None and given.dim() == 2 else None
+        slots, present = first_appearance_streams(token_slots, len(symbol_ids), self.config.max_streams, width)
         own_ids = torch.where(slots >= 0, symbol_ids[slots.clamp(min=0)], -1)
+        if given is not None and (
+            given.shape != own_ids.shape or refused(given != own_ids, "stream_symbol_ids differ")
+        ):
+            raise ValueError(
+                f"stream_symbol_ids (shape {tuple(given.shape)}) does not match input_ids: it must hold every "
+                f"sample's symbol ids in order of first appearance, -1 where unused (here {own_ids.tolist()})"
+            )
         return own_ids, present
+
+    def stream_inputs(
+        self, input_ids: torch.LongTensor, attention_mask: torch.Tensor | None = None
+    ) -> dict[str, torch.LongTensor]:
+        """``{"stream_symbol_ids": (B, S)}`` for ``forward``: computed by a data collator, they fix the stream count
+        of a batch before it is seen, which a compiled model needs."""
+        return {"stream_symbol_ids": self.stream_table(input_ids, attention_mask)[0]}
 
     @staticmethod
     def _rows(stream_symbol_ids: torch.LongTensor, stream_mask: torch.BoolTensor, packed: bool) -> _StreamRows:
+        packed = packed and not is_compiling()  # packing is data-dependent: a compiled graph runs every stream
         batch, width = stream_mask.shape
         flat_present = stream_mask.reshape(-1)
         flat_index = (
@@ -469,10 +497,11 @@ class SymbolInvWrapperForConditionalGeneration(PreTrainedModel, GenerationMixin)
         attention_mask: torch.Tensor | None = None,
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
+        stream_symbol_ids: torch.LongTensor | None = None,
     ) -> SymbolInvWrapperEncoderOutput:
         """Run the wrapped encoder on every present stream; the output is in the padded layout."""
         self._check_ids(input_ids, "input_ids")
-        stream_symbol_ids, stream_mask = self.stream_table(input_ids, attention_mask)
+        stream_symbol_ids, stream_mask = self.stream_table(input_ids, attention_mask, given=stream_symbol_ids)
         rows = self._rows(stream_symbol_ids, stream_mask, packed=True)
         row_ids = self.stream_ids(input_ids[rows.sample_index], rows.symbol_id)
         row_mask = attention_mask[rows.sample_index] if attention_mask is not None else None
@@ -511,10 +540,11 @@ class SymbolInvWrapperForConditionalGeneration(PreTrainedModel, GenerationMixin)
         return_dict: bool | None = None,
         num_items_in_batch: int | torch.Tensor | None = None,
         past_key_values: Cache | None = None,
+        stream_symbol_ids: torch.LongTensor | None = None,
         **kwargs: Any,
     ) -> SymbolInvWrapperSeq2SeqLMOutput:
         """``cache``: an ``EncoderDecoderCache`` in the folded layout (``past_key_values``, its name before
-        transformers 5.24, is accepted too)."""
+        transformers 5.24, is accepted too). ``stream_symbol_ids``: optional, see :meth:`stream_table`."""
         config = self.config
         cache = given_cache(cache, past_key_values)
         if kwargs.get("inputs_embeds") is not None or kwargs.get("decoder_inputs_embeds") is not None:
@@ -527,6 +557,7 @@ class SymbolInvWrapperForConditionalGeneration(PreTrainedModel, GenerationMixin)
                 attention_mask,
                 output_attentions=output_attentions,
                 output_hidden_states=output_hidden_states,
+                stream_symbol_ids=stream_symbol_ids,
             )
         else:
             encoder_outputs = _as_encoder_output(encoder_outputs)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from testers import GenerationTesterMixin, ModelTesterMixin, RenamingInvarianceTesterMixin
+from testers import CompileTesterMixin, GenerationTesterMixin, ModelTesterMixin, RenamingInvarianceTesterMixin
 from tokenizers import Tokenizer, models, pre_tokenizers
 from transformers import (
     AutoConfig,
@@ -588,3 +588,35 @@ def test_checkpoints_saved_before_the_layout_change_still_load():
     assert isinstance(model, SymbolInvWrapperForConditionalGeneration)
     with torch.no_grad():
         torch.testing.assert_close(model(**reference).logits, expected, atol=1e-5, rtol=1e-5)
+
+
+class TestWrapperCompile(CompileTesterMixin):
+    def make_model(self) -> SymbolInvWrapperForConditionalGeneration:
+        model, _ = SymbolInvWrapperForConditionalGeneration.from_seq2seq(make_bart(), make_tokenizer(), "a", "b")
+        return model
+
+    def training_batch(self, model, sources: list[str], targets: list[str]) -> dict:
+        tokenizer = make_tokenizer()
+        inputs = batch(tokenizer, sources)
+        encoded = batch(tokenizer, targets)
+        labels = encoded["input_ids"].masked_fill(encoded["attention_mask"] == 0, -100)
+        return dict(inputs, labels=labels, **model.stream_inputs(inputs["input_ids"], inputs["attention_mask"]))
+
+    def make_bucket_batches(self, model) -> tuple[dict, dict, dict]:
+        first = self.training_batch(model, INPUTS[:4], ["c d e", "x", "y", "z q"])
+        renamed = ["& d | c ! d x", "! ( y )", "& & z z", "| c ( a & e )"]  # the same lengths and symbol counts
+        second = self.training_batch(model, renamed, ["d c x", "y", "z", "c e"])
+        return first, second, self.training_batch(model, INPUTS[:2], ["c d e", "x"])
+
+
+def test_stream_symbol_ids_must_be_what_the_ids_give(tokenizer, wrapper):
+    inputs = batch(tokenizer, INPUTS[:4])
+    given = wrapper.stream_inputs(inputs["input_ids"], inputs["attention_mask"])["stream_symbol_ids"]
+    assert given.shape == (4, 3) and given[0].tolist() == [token_id("c"), token_id("d"), token_id("e")]
+    decoder = torch.tensor([[EOS, token_id("&")]] * 4)
+    with torch.no_grad():
+        plain = wrapper(**inputs, decoder_input_ids=decoder).logits
+        wider = torch.nn.functional.pad(given, (0, 2), value=-1)  # a wider bucket: padding streams, same logits
+        torch.testing.assert_close(wrapper(**inputs, decoder_input_ids=decoder, stream_symbol_ids=wider).logits, plain)
+        with pytest.raises(ValueError, match="stream_symbol_ids .* does not match input_ids"):
+            wrapper(**inputs, decoder_input_ids=decoder, stream_symbol_ids=given.flip(1))
