@@ -154,3 +154,11 @@ def test_a_tree_deeper_than_the_model_is_named_before_training(tree_data: Path, 
     assert err.startswith("error: train split row ") and "deeper than max_depth=5" in err
     assert "has depth 6" in err and len(err.splitlines()) == 1
     assert not (tmp_path / "checkpoints").exists() or not any((tmp_path / "checkpoints").iterdir())
+
+
+def test_the_tree_route_trains_compiled_with_one_graph(tree_data: Path, tmp_path: Path) -> None:
+    """A tree batch has the same shapes whatever its trees: one graph for the run (the last batch's size aside)."""
+    assert _train(tree_data, tmp_path / "run", "dtm-small", "--compile", "aot_eager") == 0
+    state = json.loads((tmp_path / "run" / "checkpoints" / "checkpoint-2" / "trainer_state.json").read_text())
+    graphs = [entry["compiled_graphs"] for entry in state["log_history"]]
+    assert graphs and graphs[-1] == 1
