@@ -100,3 +100,12 @@ def test_a_second_writer_of_the_same_campaign_is_refused(
         assert call(tmp_path, 1) == 2
     assert "running in another process" in capsys.readouterr().err
     assert not (tmp_path / "state").exists()
+
+
+def test_a_compiled_campaign_trains_compiled_on_random_batches(tmp_path: Path) -> None:
+    run = gpu_campaign.CAMPAIGNS["prop-small"]
+    arguments = gpu_campaign.train_arguments(run, tmp_path / "d", tmp_path / "w", 7, 2, compile_backend="inductor")
+    assert arguments[arguments.index("--compile") + 1] == "inductor"
+    # Batches grouped by length would reach every (streams, length) bucket, each compiled in the window's time.
+    assert "--group-by-length" not in arguments
+    assert "--compile" not in gpu_campaign.train_arguments(run, tmp_path / "d", tmp_path / "w", 7, 2)
