@@ -42,6 +42,7 @@ from hf_symbolinv.evaluation import evaluate_model
 from hf_symbolinv.training import default_warmup_steps
 from hf_symbolinv.utils.files import write_text_atomic
 
+REPOSITORY = Path(__file__).resolve().parent.parent
 #: The training recipe every run of this study shares (the package's defaults are what it found).
 STEPS, BATCH, EVAL_EVERY, EVAL_SAMPLES = 7000, 64, 500, 200
 CURVE_EVAL_EVERY = 250
@@ -547,9 +548,11 @@ def ship(args: argparse.Namespace) -> int:
             note=f" {args.note}" if args.note else "",
         )
         trained_on, evaluated_on, preset = "2 CPU cores", args.machine, args.name
+        results = args.run.resolve().parent.parent  # OUT of `small`: its table holds the baselines
+        folder = results.relative_to(REPOSITORY) if results.is_relative_to(REPOSITORY) else results.name
         baselines = (
             "The fixed-embedding and alpha-renaming baselines of the same architecture, trained the same way, are in "
-            "the project's `benchmarks/results/learning/`."
+            f"the project's `{folder}/`."
         )
     model = AutoModelForSeq2SeqLM.from_pretrained(model_dir, dtype=torch.float32).eval()
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
