@@ -357,8 +357,12 @@ def test_cli_train_evaluate_and_solve(prop_data: Path, tmp_path: Path, capsys) -
     )
 
 
+def _train_argv(prop_data: Path, output: Path) -> list[str]:
+    return ["train", "--task", "prop", "--preset", "prop-best", "--data", str(prop_data), "--output", str(output)]
+
+
 def _train_log(prop_data: Path, output: Path, *extra: str) -> list[dict]:
-    argv = ["train", "--task", "prop", "--preset", "prop-best", "--data", str(prop_data), "--output", str(output)]
+    argv = _train_argv(prop_data, output)
     argv += ["--steps", "4", "--batch-size", "16", "--eval-samples", "4", "--eval-steps", "4", "--set", *TINY, *extra]
     assert main(argv) == 0
     return json.loads((output / "checkpoints" / "checkpoint-4" / "trainer_state.json").read_text())["log_history"]
@@ -387,17 +391,7 @@ def test_cli_train_compiled_buckets_batches_counts_graphs_and_starts_with_the_ea
     # The first step's loss (before any update) is the same function of the same batch, padded differently.
     assert compiled[0]["step"] == eager[0]["step"] == 1
     assert compiled[0]["loss"] == pytest.approx(eager[0]["loss"], rel=1e-4)
-    argv = [
-        "train",
-        "--task",
-        "prop",
-        "--preset",
-        "prop-best",
-        "--data",
-        str(prop_data),
-        "--output",
-        str(tmp_path / "x"),
-    ]
+    argv = _train_argv(prop_data, tmp_path / "x")
     capsys.readouterr()
     assert main([*argv, "--compile", "no-such-backend"]) == 2
     assert "--compile no-such-backend: not a torch.compile backend (" in capsys.readouterr().err
