@@ -409,14 +409,6 @@ class TestTDTECompile(DTECompileTests):
     overrides = {"controller": "dte", "termination": "sluggish", "num_steps": 6}
 
 
-@pytest.mark.slow
-def test_inductor_compiles_the_training_step_with_the_eager_loss_and_gradients() -> None:
-    """The code inductor generates (C++ on a CPU), not only the traced graphs: loss and gradients as eager."""
-    tester = TestSparseDTECompile()
-    tester.compile_backend = "inductor"
-    tester.test_compiled_training_step_matches_eager()
-
-
 @pytest.mark.parametrize(
     ("damper", "explorer", "num_steps"),
     [

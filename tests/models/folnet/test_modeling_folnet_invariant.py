@@ -406,11 +406,3 @@ def test_a_compiled_model_still_refuses_bad_inputs() -> None:
     incomplete = bucket_batch(model, ["&a|b", *TRAIN_FORMULAS[1:5]])
     with pytest.raises(RuntimeError, match="an input is not one formula in Polish notation"):
         model(**incomplete)
-
-
-@pytest.mark.slow
-def test_inductor_compiles_the_training_step_with_the_eager_loss_and_gradients() -> None:
-    """The code inductor generates (C++ on a CPU), not only the traced graphs: loss and gradients as eager."""
-    tester = TestFOLNetInvariantCompile()
-    tester.compile_backend = "inductor"
-    tester.test_compiled_training_step_matches_eager()
