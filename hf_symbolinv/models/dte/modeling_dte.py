@@ -326,7 +326,8 @@ class DTEForTreeTransduction(DTEPreTrainedModel):
 
     def read_out(self, tree: torch.Tensor, num_symbols: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Label logits ``(batch, roles, vocab)`` and symbol probabilities ``(batch, roles, max_symbols)`` of
-        a TPR; ``num_symbols`` ``(batch,)`` limits the pointer to the symbols the input holds."""
+        a TPR; ``num_symbols`` ``(batch,)`` limits the pointer to the symbols the input holds. An input with no
+        symbol gets all-zero symbol probabilities (there is nothing to copy, and its answer holds no symbol)."""
         dim = self.config.filler_dim
         content = tree[:, :dim].transpose(1, 2)
         # Nearest filler, as the interpreter decodes: the empty label's filler is zero, so an empty position
@@ -337,7 +338,10 @@ class DTEForTreeTransduction(DTEPreTrainedModel):
         identity = tree[:, dim:].transpose(1, 2).clamp(min=0) + _POINTER_FLOOR
         present = torch.arange(self.config.max_symbols, device=tree.device) < num_symbols.unsqueeze(-1)
         identity = identity * present.unsqueeze(1).to(identity.dtype)
-        return label_logits, identity / identity.sum(-1, keepdim=True)
+        # The sum is 0 only for an input with no symbol (a present symbol adds at least the floor): divide by 1
+        # there, giving zeros with finite gradients instead of 0 / 0; every other row is divided as before.
+        total = identity.sum(-1, keepdim=True)
+        return label_logits, identity / torch.where(total > 0, total, 1.0)
 
     def tree_loss(
         self,
@@ -351,7 +355,10 @@ class DTEForTreeTransduction(DTEPreTrainedModel):
         label_nll = F.cross_entropy(label_logits.flatten(0, 1).float(), labels.flatten(), reduction="sum")
         is_symbol = label_symbols >= 0
         picked = symbol_probs.gather(-1, label_symbols.clamp(min=0).unsqueeze(-1)).squeeze(-1)
-        pointer_nll = -(picked.float().log() * is_symbol).sum()
+        # Log only the probabilities an answer symbol picks: elsewhere (all of an input with no symbol, whose
+        # probabilities are zero) log(0) * 0 would be NaN and the gradient 0 / 0.
+        picked = torch.where(is_symbol, picked.float(), 1.0)
+        pointer_nll = -picked.log().sum()
         nodes = ((labels != EMPTY_ID) & (labels != IGNORE_INDEX)).sum().clamp(min=1)
         return (label_nll + pointer_nll) / nodes
 

@@ -340,6 +340,74 @@ def test_num_steps_overrides_the_steps_run_and_is_refused_while_a_sluggish_model
         sluggish(**targets, num_steps=3)
 
 
+# An input whose leaves are all base labels: its pointer has no symbol to normalise over.
+SYMBOL_FREE_SOURCE = "(f g h)"
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {"controller": "dtm"},
+        {"controller": "dte", "top_k": 2},
+        {"controller": "dte", "termination": "sluggish", "num_steps": 6},
+    ],
+    ids=["dtm", "sparse-dte", "sluggish-dte"],
+)
+def test_a_sample_without_symbols_trains_beside_the_others(overrides):
+    """Its symbol probabilities are zeros, not 0 / 0 (NaN): the batch's loss and gradients are finite, and the
+    other samples' loss terms are those of a batch without it."""
+    model = tiny_model(**overrides).train()
+    sources = [SOURCES[0], SYMBOL_FREE_SOURCE, *SOURCES[1:]]
+    mixed = training_batch(sources)
+    assert mixed["num_symbols"][1] == 0
+    out = model(**mixed)
+    assert torch.isfinite(out.loss)
+    out.loss.backward()
+    grads = {name: p.grad for name, p in model.named_parameters() if p.grad is not None}
+    assert grads
+    for name, grad in grads.items():
+        assert torch.isfinite(grad).all(), name
+    assert torch.equal(out.symbol_probs[1], torch.zeros_like(out.symbol_probs[1]))
+    assert not out.logits.isnan().any()
+
+    def sample_losses(output, batch: dict) -> list[torch.Tensor]:
+        keys = ("labels", "label_symbols")
+        return [
+            model.tree_loss(
+                output.label_logits[row : row + 1],
+                output.symbol_probs[row : row + 1],
+                *(batch[key][row : row + 1] for key in keys),
+            ).detach()
+            for row in range(len(batch["labels"]))
+        ]
+
+    mixed_losses = sample_losses(out, mixed)
+    assert torch.isfinite(mixed_losses[1])
+    with torch.no_grad():
+        plain = training_batch(SOURCES)
+        plain_losses = sample_losses(model(**plain), plain)
+    others = [loss for row, loss in enumerate(mixed_losses) if row != 1]
+    torch.testing.assert_close(torch.stack(others), torch.stack(plain_losses), atol=1e-6, rtol=1e-6)
+
+
+def test_a_sample_without_symbols_decodes():
+    """Answering: the symbol-free input's answer decodes, and the other input's is the one it gets alone."""
+    model = trained_model(controller="dte", top_k=2)
+    tok = tokenizer()
+
+    def answers(sources: list[str]) -> list[str]:
+        encoded, names = model_inputs(sources)
+        with torch.no_grad():
+            out = model(**encoded)
+        assert not out.logits.isnan().any() and not out.symbol_probs.isnan().any()
+        return tok.batch_decode(out.label_logits, out.symbol_probs, names)
+
+    symbol_free, other = answers([SYMBOL_FREE_SOURCE, SOURCES[0]])
+    # Trained on symbol leaves only, the model may put a symbol where there is none to copy: "<unknown-symbol>".
+    assert parse_bracketed(symbol_free) is not None
+    assert other == answers([SOURCES[0]])[0]
+
+
 # --------------------------------------------------------------------------------------------------
 # torch.compile
 # --------------------------------------------------------------------------------------------------
@@ -360,6 +428,25 @@ class DTECompileTests(CompileTesterMixin):
     def make_bucket_batches(self, model) -> tuple[dict, dict, dict]:
         # Trees are (batch, num_roles) for the model's max_depth: the batch size is the only shape that varies.
         return training_batch(SOURCES), training_batch(SOURCES[::-1]), training_batch(SOURCES[:3])
+
+    def test_a_sample_without_symbols_compiles_to_the_eager_loss(self) -> None:
+        """The zero symbol probabilities of an input with no symbol keep the compiled graph's loss and gradients
+        finite (its logits are differentiated too) and equal to eager mode's."""
+        import torch._dynamo
+
+        torch._dynamo.reset()
+        model = self.make_model().train()
+        batch = training_batch([SOURCES[0], SYMBOL_FREE_SOURCE, *SOURCES[1:]])
+        eager_loss, eager_grads = self.loss_and_gradients(model, batch)
+        assert torch.isfinite(eager_loss) and all(torch.isfinite(grad).all() for grad in eager_grads.values())
+        model.compile(fullgraph=True, dynamic=False, backend=self.compile_backend)
+        compiled_loss, compiled_grads = self.loss_and_gradients(model, batch)
+        torch.testing.assert_close(compiled_loss, eager_loss, atol=self.compile_atol, rtol=self.compile_atol)
+        assert compiled_grads.keys() == eager_grads.keys()
+        for name, grad in eager_grads.items():
+            torch.testing.assert_close(
+                compiled_grads[name], grad, atol=self.compile_atol, rtol=self.compile_atol, msg=name
+            )
 
 
 class TestDTMCompile(DTECompileTests):
