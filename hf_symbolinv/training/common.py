@@ -134,10 +134,12 @@ class CompiledTrainingMixin:
 
     One process only: a compiled copy would bypass the gradient synchronisation of a distributed wrapper."""
 
+    compiled_model: Any = None  # None: the training step runs eagerly
+    compiled_graphs: int = 0
+
     def setup_compiled_training(self, backend: str | None) -> None:
         """``backend``: torch.compile's (``inductor``; ``aot_eager`` traces the same graphs without generating
         code); None trains eagerly."""
-        self.compiled_model = None
         if backend is None:
             return
         import torch
@@ -150,7 +152,6 @@ class CompiledTrainingMixin:
             known = ", ".join(torch._dynamo.list_backends())
             raise ValueError(f"--compile {backend}: not a torch.compile backend ({known})")
         compile_graph = torch._dynamo.lookup_backend(backend)
-        self.compiled_graphs = 0
 
         def counting(graph: Any, example_inputs: Any) -> Any:  # every graph built for this model: one per bucket
             self.compiled_graphs += 1
@@ -159,11 +160,11 @@ class CompiledTrainingMixin:
         self.compiled_model = torch.compile(self.model, backend=counting, fullgraph=True, dynamic=False)
 
     def compute_loss(self, model: Any, inputs: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
-        if getattr(self, "compiled_model", None) is not None and model.training:
+        if self.compiled_model is not None and model.training:
             model = self.compiled_model
         return super().compute_loss(model, inputs, *args, **kwargs)
 
     def log(self, logs: dict[str, float], *args: Any, **kwargs: Any) -> None:
-        if getattr(self, "compiled_model", None) is not None:
+        if self.compiled_model is not None:
             logs = {**logs, "compiled_graphs": self.compiled_graphs}
         super().log(logs, *args, **kwargs)

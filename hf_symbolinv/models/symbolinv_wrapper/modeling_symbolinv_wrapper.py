@@ -71,10 +71,10 @@ from .cache_names import CACHE_NAMES, cache_field, cache_keyword, given_cache
 from .configuration_symbolinv_wrapper import SymbolInvWrapperConfig
 from .streams import (
     TIE_BREAK,
+    check_given_streams,
     check_token_ids,
     first_appearance_streams,
     is_compiling,
-    refused,
     stream_cross_entropy,
 )
 
@@ -456,13 +456,8 @@ class SymbolInvWrapperForConditionalGeneration(PreTrainedModel, GenerationMixin)
         width = given.shape[-1] if given is not None and given.dim() == 2 else None
         slots, present = first_appearance_streams(token_slots, len(symbol_ids), self.config.max_streams, width)
         own_ids = torch.where(slots >= 0, symbol_ids[slots.clamp(min=0)], -1)
-        if given is not None and (
-            given.shape != own_ids.shape or refused(given != own_ids, "stream_symbol_ids differ")
-        ):
-            raise ValueError(
-                f"stream_symbol_ids (shape {tuple(given.shape)}) does not match input_ids: it must hold every "
-                f"sample's symbol ids in order of first appearance, -1 where unused (here {own_ids.tolist()})"
-            )
+        if given is not None:
+            check_given_streams(given, own_ids, "stream_symbol_ids")
         return own_ids, present
 
     def stream_inputs(

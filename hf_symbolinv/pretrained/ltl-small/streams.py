@@ -75,18 +75,19 @@ def first_appearance_streams(
     first.scatter_reduce_(1, token_slots.clamp(min=0), torch.where(is_symbol, positions, length), reduce="amin")
     occurs = first < length
     counts = occurs.sum(1)
-    if width is None and is_compiling():
-        width = max_streams
     limit = max_streams if width is None else min(width, max_streams)
     if limit == max_streams:
         bound = f"max_streams={max_streams} (raise the config's max_streams to run it)"
     else:
         bound = f"the {limit} streams given"
-    if refused(counts > limit, f"an input has more distinct symbols than {bound}"):
-        sample = int(counts.argmax())
-        raise ValueError(f"input {sample} has {int(counts[sample])} distinct symbols, more than {bound}")
-    if width is None:
-        width = max(int(counts.max()) if batch else 0, 1)
+    if is_compiling():  # the check stays in the graph; the width cannot come from the data
+        refused(counts > limit, f"an input has more distinct symbols than {bound}")
+        width = limit
+    else:  # one read of the data decides both the check and the width
+        largest = int(counts.max()) if batch else 0
+        if largest > limit:
+            raise ValueError(f"input {int(counts.argmax())} has {largest} distinct symbols, more than {bound}")
+        width = max(largest, 1) if width is None else width
     # Streams in order of first appearance: an order that renaming preserves, so a renamed input
     # runs the very same computations (bit for bit) with the symbol columns permuted.
     order = torch.argsort(first, dim=1, stable=True)[:, :width]
@@ -120,12 +121,18 @@ def stream_table(
         token_slots = torch.where(is_symbol, input_ids - config.num_base_tokens, -1)
         width = given.shape[-1] if given is not None and given.dim() == 2 else None
         slots, present = first_appearance_streams(token_slots, config.num_symbol_slots, config.max_streams, width)
-    if given is not None and (given.shape != slots.shape or refused(given != slots, "stream_slots differ")):
-        raise ValueError(
-            f"stream_slots (shape {tuple(given.shape)}) does not match input_ids: it must hold every sample's "
-            f"symbol slots in order of first appearance, -1 where unused (here {slots.tolist()})"
-        )
+    if given is not None:
+        check_given_streams(given, slots, "stream_slots")
     return slots, present
+
+
+def check_given_streams(given: torch.LongTensor, computed: torch.LongTensor, name: str) -> None:
+    """Streams a data collator gave (``name``) must be those the model computes from the ids."""
+    if given.shape != computed.shape or refused(given != computed, f"{name} differ from the ids' streams"):
+        raise ValueError(
+            f"{name} (shape {tuple(given.shape)}) does not match input_ids: it must hold every sample's "
+            f"symbols in order of first appearance, -1 where unused (here {computed.tolist()})"
+        )
 
 
 def make_layout(slots: torch.LongTensor, present: torch.BoolTensor, packed: bool, dtype: torch.dtype) -> StreamLayout:
