@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import os
 import socket
 import subprocess
@@ -449,10 +450,68 @@ def test_targets_option_chooses_taught_or_written_targets(prop_data: Path, tmp_p
         asked.clear()
 
 
+def test_curriculum_draws_the_smallest_inputs_first_then_every_input_once_per_epoch() -> None:
+    """Against a naive reference: draw ``i`` of the curriculum's ``K`` comes from the smallest
+    ``ceil(sqrt(0.01 + 0.99 i / K) n)`` inputs; later draws are a permutation; the order is a function of the seed
+    and the epoch (what a resumed run needs)."""
+    import math
+    import random
+
+    from hf_symbolinv.training.seq2seq import CurriculumSampler
+
+    rng = random.Random(0)
+    sizes = [rng.randint(1, 20) for _ in range(500)]
+    ranked = sorted(sizes)
+    sampler = CurriculumSampler(sizes, curriculum_samples=300, seed=3)
+    order = list(sampler)
+    assert len(order) == len(sizes) == len(sampler)
+    for draw, index in enumerate(order[:300]):
+        pool = math.ceil(math.sqrt(0.01 + 0.99 * draw / 300) * len(sizes))
+        assert sizes[index] <= ranked[pool - 1], (draw, sizes[index])
+    assert sum(sizes[i] for i in order[:50]) / 50 < 5 < sum(sizes) / len(sizes)  # the first draws are small
+    assert len(set(order[300:])) == 200  # after the curriculum: without replacement
+    assert list(sampler) == order == list(CurriculumSampler(sizes, 300, seed=3))
+    assert list(CurriculumSampler(sizes, 300, seed=4)) != order
+    sampler.set_epoch(1)
+    assert sorted(sampler) == list(range(len(sizes)))  # the curriculum is over: every input once
+    assert sorted(CurriculumSampler(sizes, 0, seed=3)) == list(range(len(sizes)))  # no curriculum: a permutation
+
+
+def test_cli_curriculum_trains_from_small_inputs_and_excludes_length_grouping(
+    prop_data: Path, tmp_path: Path, capsys, monkeypatch
+) -> None:
+    """``--curriculum STEPS`` gives the Trainer a curriculum over the inputs' lengths; with ``--group-by-length``
+    it is refused in one line."""
+    from hf_symbolinv.training.seq2seq import CurriculumSampler
+
+    drawn = []
+    original = CurriculumSampler.__iter__
+
+    def record(self):
+        for index in original(self):
+            drawn.append((index, self.curriculum_samples))
+            yield index
+
+    monkeypatch.setattr(CurriculumSampler, "__iter__", record)
+    argv = ["train", "--task", "prop", "--preset", "prop-small", "--data", str(prop_data), "--set", *TINY]
+    argv += ["--steps", "2", "--batch-size", "4", "--eval-samples", "4", "--curriculum", "2"]
+    assert main([*argv, "--output", str(tmp_path / "run")]) == 0
+    capsys.readouterr()
+    assert drawn and {samples for _, samples in drawn} == {8}  # 2 steps of 4 samples
+    train = datasets.load_dataset(str(prop_data), split="train")
+    lengths = sorted(len(source) for source in train["input"])
+    for draw, (index, _) in enumerate(drawn[:8]):  # the curriculum's draws: from the smallest share so far
+        pool = math.ceil(math.sqrt(0.01 + 0.99 * draw / 8) * len(lengths))
+        assert len(train[index]["input"]) <= lengths[pool - 1]
+    assert main([*argv, "--group-by-length", "--output", str(tmp_path / "both")]) == 2
+    err = capsys.readouterr().err
+    assert "either grouped by length or drawn by a curriculum" in err and len(err.strip().splitlines()) == 1
+
+
 def test_prop_targets_are_taught_as_the_first_model_decision_by_decision() -> None:
-    """The taught assignment against a naive reference: the symbols in order of first appearance, each 0 exactly
-    when some completion of the assignment so far with it set to 0 satisfies the formula, and the end as soon as
-    every completion does; it follows any renaming, and the dataset's (minimal) target stays the reference."""
+    """The taught assignment against a naive reference: every symbol in order of first appearance, each 0 exactly
+    when some completion of the assignment so far with it set to 0 satisfies the formula; it follows any renaming,
+    and the dataset's (minimal) target stays the reference."""
     import random
 
     from datasets import Dataset
@@ -469,6 +528,7 @@ def test_prop_targets_are_taught_as_the_first_model_decision_by_decision() -> No
 
     assert first_model("|&cb!a", "a0") == "c0b0a0"  # (c & b) | !a: minimal a0, but a comes last
     assert first_model("|&ab!c", "c0") == "a0b0c0"  # the same formula renamed c<->a
+    assert first_model("&a|!bc", "a1b0") == "a1b0c0"  # forced after b0: c is still written, set to 0
     assert logic.format_assignment(logic.solve_prop("|&cb!a").assignment) == "a0"
     assert first_model("&a!a", "") == ""  # unsatisfiable: the row's target stays
     rng = random.Random(0)
@@ -480,10 +540,9 @@ def test_prop_targets_are_taught_as_the_first_model_decision_by_decision() -> No
         taught = first_model(logic.format_prop(formula), "")
         assignment = logic.parse_assignment(taught)
         order = list(assignment)
-        assert order == names[: len(order)], taught
+        assert order == names, taught
         for i, name in enumerate(order):
             before = {n: assignment[n] for n in order[:i]}
-            assert not all(completions(formula, names, before))  # not forced before its last symbol
             assert assignment[name] == (not any(completions(formula, names, {**before, name: False})))
         assert all(completions(formula, names, assignment)) and logic.check_assignment(formula, assignment)
     tokenizer = SymbolInvTokenizer.from_preset("prop")

@@ -149,6 +149,8 @@ def train_seq2seq(args: argparse.Namespace, output: Path, config: Any, init_fold
         group_keys=[grouping_key(ids, mask) for ids, mask in zip(train["input_ids"], train["symbol_mask"])]
         if args.group_by_length
         else None,
+        curriculum_sizes=[len(ids) for ids in train["input_ids"]] if args.curriculum else None,
+        curriculum_steps=args.curriculum,
     )
     problem = checkpoint_problem(config, output / "checkpoints", args.no_resume)
     if problem is not None:

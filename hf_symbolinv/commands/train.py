@@ -65,8 +65,9 @@ def add_train_parser(subparsers: Subparsers) -> None:
         "--targets",
         choices=["taught", "dataset"],
         default="taught",
-        help="taught: the targets as the task teaches them (prop: the solver's first model, symbols in order of "
-        "appearance, rather than the dataset's minimal assignment); dataset: the target column as written",
+        help="taught: the targets as the task teaches them (prop: a complete model, each symbol in order of "
+        "appearance 0 if the formula can still be satisfied, else 1, rather than the dataset's minimal assignment); "
+        "dataset: the target column as written",
     )
     parser.add_argument(
         "--max-train-samples",
@@ -74,6 +75,14 @@ def add_train_parser(subparsers: Subparsers) -> None:
         default=None,
         metavar="N",
         help="train on the first N samples of the train split only",
+    )
+    parser.add_argument(
+        "--curriculum",
+        type=non_negative_int,
+        default=0,
+        metavar="STEPS",
+        help="draw the first STEPS steps' batches from the smallest inputs, a share of the train split growing from "
+        "a tenth to all of it (default 0: every batch at random)",
     )
     parser.add_argument("--batch-size", type=positive_int, default=64)
     parser.add_argument("--grad-accum", type=positive_int, default=1)

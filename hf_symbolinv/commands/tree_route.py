@@ -32,6 +32,7 @@ _NOT_FOR_TREES: dict[str, Any] = {
     "eval_steps": None,
     "bf16": False,
     "group_by_length": False,
+    "curriculum": 0,
     "workers": 0,
     "warmup_steps": None,  # the tree route keeps the recipe's 5%
     "targets": "taught",  # tree targets are taught as written

@@ -20,8 +20,10 @@ def judge(source: str, prediction: str, reference: str | None = None, timeout: f
 
 
 def first_model(source: str, target: str) -> str:
-    """The assignment training teaches for ``source``: the canonical solver's first model before it is shrunk
-    (:func:`hf_symbolinv.logic.solve_prop` with ``minimal=False``), symbols in order of first appearance.
+    """The assignment training teaches for ``source``: a complete model found one decision at a time, every symbol
+    in order of first appearance set to 0 if some completion then still satisfies the formula, else to 1
+    (:func:`hf_symbolinv.logic.solve_prop` with ``minimal=False``, the symbols it leaves open set to 0, as the same
+    rule sets them once the formula is forced).
 
     The order: datasets write assignments sorted by name (``a1b0``), an order that depends on the names, so a
     renaming-invariant model cannot know whether ``a`` or ``b`` comes first (``prop-small`` after 7,000 steps: 38%
@@ -30,15 +32,20 @@ def first_model(source: str, target: str) -> str:
 
     The datasets' minimal assignment is shrunk after it is found: whether the first symbol belongs in it depends on
     the symbols after it, so a model writing it left to right must guess the whole answer before its first token
-    (``prop-small``, 41% of the training targets differ from the first model). The first model is written one
-    decision at a time: each symbol in turn, 0 if some completion then still satisfies the formula, else 1, and the
-    end as soon as the formula is forced. It satisfies the formula like the minimal one (the checker judges both);
-    only exact match with the dataset's minimal target falls. ``target`` is not read: the answer is the formula's.
+    (``prop-small``, 41% of the training targets differ from the first model). The solver's first model ends as
+    soon as the formula is forced, so each token after a value is a second decision, whether every completion
+    satisfies the formula; the complete model asks only the first question, one symbol at a time, and ends after
+    the last symbol (``prop-small`` after 3,000 steps, 1,000 validation formulas, greedy: 59.2% correct with the
+    first model, 64.5% with the complete one). It satisfies the formula like the minimal one (the checker judges
+    both); only exact match with the dataset's minimal target falls. ``target`` is not read: the answer is the
+    formula's.
     """
     result = logic.solve_prop(source, minimal=False)
     if not result.sat:  # an unsatisfiable row keeps its target (the datasets have none)
         return target
-    return logic.format_assignment(result.assignment, order=logic.symbols_of(source, kind="prop"))
+    order = logic.symbols_of(source, kind="prop")
+    complete = {name: result.assignment.get(name, False) for name in order}
+    return logic.format_assignment(complete, order=order)
 
 
 TASK = register_task(

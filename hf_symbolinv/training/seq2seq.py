@@ -8,10 +8,12 @@ token losses over the accumulated batches and divides once (the Trainer then doe
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import math
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
+import torch
 from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainer
 from transformers.trainer_pt_utils import LengthGroupedSampler
 
@@ -132,25 +134,89 @@ def grouping_key(input_ids: Sequence[int], symbol_mask: Sequence[int]) -> int:
     return streams * _STREAM_WEIGHT + len(input_ids)
 
 
+class CurriculumSampler(torch.utils.data.Sampler[int]):
+    """Training samples from small to large: the first ``curriculum_samples`` draws come from the smallest samples
+    only, a share of the training set that grows with the square root of the draws (competence-based curriculum,
+    Platanios et al., 2019: the share at draw ``i`` of ``K`` is ``sqrt(c0^2 + (1 - c0^2) i / K)``, ``c0`` =
+    :attr:`START`), drawn with replacement; every later draw is uniform without replacement, as the Trainer's own
+    sampler draws. ``sizes``: one per sample (its input length). Each epoch's order is a function of ``seed`` and the
+    epoch (which the Trainer sets), so a resumed run draws what the interrupted one would have drawn."""
+
+    #: The share of the training set the curriculum starts from.
+    START = 0.1
+
+    def __init__(self, sizes: Sequence[int], curriculum_samples: int, seed: int = 0) -> None:
+        if len(sizes) == 0:
+            raise ValueError("a curriculum needs at least one training sample")
+        generator = torch.Generator().manual_seed(seed)
+        ties = torch.rand(len(sizes), generator=generator).tolist()  # equal sizes in random order
+        self.by_size = torch.tensor(sorted(range(len(sizes)), key=lambda index: (sizes[index], ties[index])))
+        self.curriculum_samples = curriculum_samples
+        self.seed = seed
+        self.epoch = 0
+
+    def set_epoch(self, epoch: int) -> None:
+        self.epoch = epoch
+
+    def __len__(self) -> int:
+        return len(self.by_size)
+
+    def share(self, draw: int) -> float:
+        """The share of the training set (smallest first) that draw number ``draw`` (counted over all epochs) may
+        come from."""
+        if draw >= self.curriculum_samples:
+            return 1.0
+        return math.sqrt(self.START**2 + (1 - self.START**2) * draw / self.curriculum_samples)
+
+    def __iter__(self) -> Iterator[int]:
+        n = len(self.by_size)
+        generator = torch.Generator().manual_seed(self.seed * 1_000_003 + self.epoch)
+        first = self.epoch * n  # the draw number of this epoch's first sample
+        shuffled = torch.randperm(n, generator=generator).tolist()
+        for position in range(n):
+            share = self.share(first + position)
+            if share >= 1.0:
+                yield shuffled[position]
+                continue
+            pool = max(1, math.ceil(share * n))
+            yield int(self.by_size[torch.randint(pool, (1,), generator=generator)].item())
+
+
 class SymbolInvTrainer(CompiledTrainingMixin, Seq2SeqTrainer):
     """``Seq2SeqTrainer`` that can group training batches by stream count and length
     (``group_keys``: one :func:`grouping_key` per training sample), so that padded positions and padded
-    streams waste little; the batches are otherwise drawn at random, as the Trainer's own length grouping does.
-    ``compile_backend``: the training step runs compiled with it (:class:`CompiledTrainingMixin`)."""
+    streams waste little (the batches are otherwise drawn at random, as the Trainer's own length grouping does), or
+    draw them by a curriculum (``curriculum_sizes``, one size per sample, and ``curriculum_steps``:
+    :class:`CurriculumSampler`). ``compile_backend``: the training step runs compiled with it
+    (:class:`CompiledTrainingMixin`)."""
 
     def __init__(
-        self, *args: Any, group_keys: Sequence[int] | None = None, compile_backend: str | None = None, **kwargs: Any
+        self,
+        *args: Any,
+        group_keys: Sequence[int] | None = None,
+        curriculum_sizes: Sequence[int] | None = None,
+        curriculum_steps: int = 0,
+        compile_backend: str | None = None,
+        **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
         self.setup_compiled_training(compile_backend)
         self.add_callback(StopOnNonFinite(self.args.output_dir))
-        if group_keys is not None and self.train_dataset is not None and len(group_keys) != len(self.train_dataset):
-            raise ValueError(f"group_keys has {len(group_keys)} keys for {len(self.train_dataset)} training samples")
+        for name, keys in (("group_keys", group_keys), ("curriculum_sizes", curriculum_sizes)):
+            if keys is not None and self.train_dataset is not None and len(keys) != len(self.train_dataset):
+                raise ValueError(f"{name} has {len(keys)} keys for {len(self.train_dataset)} training samples")
+        if group_keys is not None and curriculum_sizes is not None:
+            raise ValueError("batches are either grouped by length or drawn by a curriculum, not both")
         self.group_keys = list(group_keys) if group_keys is not None else None
+        self.curriculum_sizes = list(curriculum_sizes) if curriculum_sizes is not None else None
+        self.curriculum_steps = curriculum_steps
 
     def _get_train_sampler(self, train_dataset: Any = None) -> Any:
+        samples_per_step = self.args.train_batch_size * self.args.gradient_accumulation_steps
+        if self.curriculum_sizes is not None:
+            return CurriculumSampler(
+                self.curriculum_sizes, self.curriculum_steps * samples_per_step, seed=self.args.data_seed or 0
+            )
         if self.group_keys is None:
             return super()._get_train_sampler(train_dataset)
-        return LengthGroupedSampler(
-            self.args.train_batch_size * self.args.gradient_accumulation_steps, lengths=self.group_keys
-        )
+        return LengthGroupedSampler(samples_per_step, lengths=self.group_keys)
