@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import torch
 from safetensors import safe_open
@@ -34,6 +36,8 @@ def test_shipped_checkpoint_is_small_half_precision_and_loads(name: str) -> None
     assert {path.name for path in folder.glob("*.py")} >= {"modeling_symbolinv.py", "tokenization_symbolinv.py"}
     card = (folder / "README.md").read_text(encoding="utf-8")
     assert "symbolinv train" in card and "correct" in card and f'shipped_model("{name}")' in card
+    # No path of the machine that trained it: the config names the folder.
+    assert json.loads((folder / "config.json").read_text(encoding="utf-8"))["_name_or_path"] == name
 
 
 @pytest.mark.slow
@@ -221,3 +225,13 @@ def test_solve_answers_several_inputs_loading_each_model_once(monkeypatch, capsy
         "input: ! e",
     ]
     assert sorted(loads) == sorted({str(shipped_model("prop-small")), str(shipped_model("ltl-best"))})
+
+
+def test_a_saved_folder_names_itself_not_the_path_it_was_loaded_from(tmp_path) -> None:
+    from hf_symbolinv.utils.files import save_model_folder
+
+    folder = shipped_model("prop-small")
+    model = AutoModelForSeq2SeqLM.from_pretrained(folder)
+    assert model.config.name_or_path == str(folder)  # what transformers would write
+    save_model_folder(model, AutoTokenizer.from_pretrained(folder), tmp_path / "mine")
+    assert json.loads((tmp_path / "mine" / "config.json").read_text(encoding="utf-8"))["_name_or_path"] == "mine"

@@ -187,13 +187,18 @@ _GENERATION_TOKEN_IDS = ("bos_token_id", "eos_token_id", "pad_token_id", "decode
 def save_model_folder(model: Any, tokenizer: Any, target: str | os.PathLike[str], card: str | None = None) -> None:
     """``save_pretrained`` of a model and its tokenizer (and a model card) into ``target``, atomically. The model's
     generation settings are saved as its token ids only: training leaves every default there, and a stored
-    ``max_length`` clashes with every ``max_new_tokens`` and warns on each use."""
+    ``max_length`` clashes with every ``max_new_tokens`` and warns on each use. The config's ``_name_or_path`` is the
+    folder's name."""
     settings = getattr(model, "generation_config", None)
     if settings is not None:
         from transformers import GenerationConfig
 
         ids = {name: getattr(settings, name, None) for name in _GENERATION_TOKEN_IDS}
         model.generation_config = GenerationConfig(**{name: value for name, value in ids.items() if value is not None})
+
+    # The config records where the weights were loaded from, a path of the machine that saved them: the folder's
+    # name says the same without it.
+    model.config.name_or_path = Path(target).name
 
     def fill(staging: Path) -> None:
         model.save_pretrained(staging)
