@@ -322,6 +322,12 @@ def pct(value: Any) -> str:
     return "-" if value is None else f"{100 * value:.1f}"
 
 
+def run_steps(run: dict[str, Any], default: int) -> int:
+    """The optimizer steps a run of ``small`` trained (its curve's last step), else ``default``."""
+    steps = run.get("curve", {}).get("train_step") or []
+    return int(steps[-1]) if steps else default
+
+
 def small_markdown(runs: list[dict[str, Any]], args: argparse.Namespace) -> str:
     lines = [
         "# Small formulas on 2 CPU cores: the SIT against its baselines",
@@ -333,21 +339,22 @@ def small_markdown(runs: list[dict[str, Any]], args: argparse.Namespace) -> str:
             for where in dict.fromkeys(run.get("machine", machine()) for run in runs)
         )
         + "  ",
-        f"Training: `symbolinv train --preset {{prop,ltl}}-small` ({args.steps} steps of batch {BATCH}, the package's "
-        "default recipe), baselines with `--embedding-type fixed|alpha_renaming` (the same architecture with "
+        f"Training: `symbolinv train --preset {{prop,ltl}}-small` (the steps in the table, batch {BATCH}, the "
+        "package's default recipe), baselines with `--embedding-type fixed|alpha_renaming` (the same architecture with "
         f"per-stream attention only). Test: beam {args.beam}, the first answer judged by the checker; 1-3 symbols: "
         f"the first {args.test_samples} rows of the test split; 4-8 symbols: the first {args.test_samples} rows with "
         "4 or more symbols of `*-small-8sym` (never seen in training). Alpha-covariance on 50 inputs per count.",
         "",
-        "| task | model | parameters | train min | 1-3 sym correct | 1-3 exact | 4-8 sym correct | 4-8 exact "
-        "| alpha-cov 3 / 4 / 5 |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| task | model | parameters | steps | train min | 1-3 sym correct | 1-3 exact | 4-8 sym correct "
+        "| 4-8 exact | alpha-cov 3 / 4 / 5 |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for run in runs:
         low, high = run["1-3 symbols"], run["4-8 symbols"]
         alpha = {**low["alpha_covariance"], **high["alpha_covariance"]}
         lines.append(
-            f"| {run['task']} | {run['how']} | {run['parameters']:,} | {minutes(run['train_minutes'])} | "
+            f"| {run['task']} | {run['how']} | {run['parameters']:,} | {run_steps(run, args.steps):,} | "
+            f"{minutes(run['train_minutes'])} | "
             f"{pct(low['correct'])} | {pct(low['exact'])} | {pct(high['correct'])} | {pct(high['exact'])} | "
             + " / ".join(pct(alpha.get(k, alpha.get(str(k)))) for k in (3, 4, 5))
             + " |"
@@ -538,7 +545,7 @@ def ship(args: argparse.Namespace) -> int:
     else:
         report = json.loads((args.run / "report.json").read_text())
         model_dir, task = args.run / "model", report["task"]
-        steps = report["curve"]["train_step"][-1] if report["curve"]["train_step"] else args.steps
+        steps = run_steps(report, args.steps)
         training = CPU_TRAINING.format(
             task=task,
             name=args.name,
@@ -548,11 +555,13 @@ def ship(args: argparse.Namespace) -> int:
             note=f" {args.note}" if args.note else "",
         )
         trained_on, evaluated_on, preset = "2 CPU cores", args.machine, args.name
-        results = args.run.resolve().parent.parent  # OUT of `small`: its table holds the baselines
+        # OUT of `small`, whose table holds the baselines, unless they were trained into another results folder
+        results = (args.baselines or args.run.resolve().parent.parent).resolve()
         folder = results.relative_to(REPOSITORY) if results.is_relative_to(REPOSITORY) else results.name
         baselines = (
-            "The fixed-embedding and alpha-renaming baselines of the same architecture, trained the same way, are in "
-            f"the project's `{folder}/`."
+            "The fixed-embedding and alpha-renaming baselines of the same architecture, trained "
+            + ("with the same recipe for the steps their table names" if args.baselines else "the same way")
+            + f", are in the project's `{folder}/`."
         )
     model = AutoModelForSeq2SeqLM.from_pretrained(model_dir, dtype=torch.float32).eval()
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
@@ -621,6 +630,9 @@ def main() -> int:
     parser.add_argument("--name", help="ship: the shipped model's name (prop-small, ltl-small)")
     parser.add_argument("--destination", type=Path, help="ship: the folder to write (hf_symbolinv/pretrained/NAME)")
     parser.add_argument("--machine", default=None, help="ship: the machine, as the card names it")
+    parser.add_argument(
+        "--baselines", type=Path, default=None, help="ship: the results folder with the baselines (default: the run's)"
+    )
     parser.add_argument("--note", default=None, help="ship: how the run differed from the command, for the card")
     args = parser.parse_args()
     args.command = "python " + " ".join(sys.argv)

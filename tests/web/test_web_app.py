@@ -8,6 +8,7 @@ page in a real browser is ``test_web_browser.py``.
 from __future__ import annotations
 
 import random
+import re
 import subprocess
 import sys
 import threading
@@ -221,7 +222,7 @@ def test_the_card_excerpt_is_the_title_and_the_evaluation_table(tmp_path: Path) 
 
     excerpt = card_excerpt(shipped_model("prop-small"))
     assert excerpt.startswith("**Symbol-Invariant Transformer: prop-small")
-    assert "| correct | **84.4%** | **83.2%** |" in excerpt  # the card's figures table
+    assert re.search(r"\| correct \| \*\*\d+\.\d%\*\* \| \*\*\d+\.\d%\*\* \|", excerpt)  # the card's figures table
     assert "```" not in excerpt and "library_name" not in excerpt  # no code, no Hub metadata
     assert "no model card" in card_excerpt(tmp_path)
     (tmp_path / "README.md").write_text("# A model\n\nTrained briefly.\n\n## Evaluation\n\nNot yet.\n", "utf-8")
@@ -245,7 +246,10 @@ def test_answers_come_in_the_users_names_with_the_checkers_verdicts(backend) -> 
     assert len(view.answers) == 3
     for answer in view.answers:
         assert answer.verdict in ("correct", "incorrect", "unknown", "invalid")
-        assert set(logic.parse_assignment(answer.text)) <= {"Rain", "Snow", "Wind"}
+        # Every word of every beam is a value or one of the user's names, even in a malformed (invalid) one.
+        assert set(answer.text.split()) - {"0", "1"} <= {"Rain", "Snow", "Wind"}
+        if answer.verdict != "invalid":
+            assert set(logic.parse_assignment(answer.text)) <= {"Rain", "Snow", "Wind"}
     # A fixed, deterministic fact of the shipped model at beam 3 (as in test_pretrained.py).
     assert view.answers[0].verdict == "correct"
     infix = backend.answer("Rain & (Snow | !Wind)", top_n=3)
