@@ -235,3 +235,18 @@ def test_a_saved_folder_names_itself_not_the_path_it_was_loaded_from(tmp_path) -
     assert model.config.name_or_path == str(folder)  # what transformers would write
     save_model_folder(model, AutoTokenizer.from_pretrained(folder), tmp_path / "mine")
     assert json.loads((tmp_path / "mine" / "config.json").read_text(encoding="utf-8"))["_name_or_path"] == "mine"
+
+
+def test_evaluating_a_shipped_model_leaves_its_folder_as_it_shipped(
+    prop_data, tmp_path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    folder = shipped_model("prop-small")
+    before = {path.name: path.stat().st_mtime_ns for path in folder.iterdir()}
+    monkeypatch.chdir(tmp_path)
+    argv = ["evaluate", str(folder), "--data", str(prop_data), "--limit", "6", "--beam", "1", "--alpha-symbols"]
+    assert main(argv) == 0
+    assert {path.name: path.stat().st_mtime_ns for path in folder.iterdir()} == before
+    report = json.loads((tmp_path / "prop-small-eval-test.json").read_text(encoding="utf-8"))
+    assert report["count"] == 6
+    assert (tmp_path / "prop-small-heatmap-test.png").stat().st_size > 1000
+    assert f"report: {tmp_path / 'prop-small-eval-test.json'}" in capsys.readouterr().out

@@ -44,10 +44,33 @@ def add_evaluate_parser(subparsers: Subparsers) -> None:
         default=10,
         help="random-embedding models: evaluate the median-loss draw of this many (default 10)",
     )
-    parser.add_argument("--report", default=None, metavar="FILE", help="JSON report (default: MODEL/eval-SPLIT.json)")
-    parser.add_argument("--heatmap", default=None, metavar="PNG", help="default: MODEL/heatmap-SPLIT.png")
+    parser.add_argument(
+        "--report",
+        default=None,
+        metavar="FILE",
+        help="JSON report (default: MODEL/eval-SPLIT.json; for a model shipped with the package, NAME-eval-SPLIT.json "
+        "in the current folder)",
+    )
+    parser.add_argument(
+        "--heatmap",
+        default=None,
+        metavar="PNG",
+        help="default: MODEL/heatmap-SPLIT.png (for a shipped model, NAME-heatmap-SPLIT.png in the current folder)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.set_defaults(handler=run_evaluate)
+
+
+def output_paths(folder: Path, split: str, report: str | None, heatmap: str | None) -> tuple[Path, Path]:
+    """Where the report and the heatmap go: where asked, else beside the model, except for a model shipped with the
+    package, whose folder is part of the installed package and is left as it shipped (the current folder instead)."""
+    from ..pretrained import PRETRAINED_DIR
+
+    shipped = folder.resolve().parent == PRETRAINED_DIR
+    default_dir, prefix = (Path.cwd(), f"{folder.name}-") if shipped else (folder, "")
+    report_path = Path(report) if report else default_dir / f"{prefix}eval-{split}.json"
+    heatmap_path = Path(heatmap) if heatmap else default_dir / f"{prefix}heatmap-{split}.png"
+    return report_path, heatmap_path
 
 
 def run_evaluate(args: argparse.Namespace) -> int:
@@ -55,8 +78,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
     from ..utils.files import check_output_file
 
     folder = resolve_model_folder(args.model)
-    report_path = Path(args.report) if args.report else folder / f"eval-{args.split}.json"
-    heatmap_path = Path(args.heatmap) if args.heatmap else folder / f"heatmap-{args.split}.png"
+    report_path, heatmap_path = output_paths(folder, args.split, args.report, args.heatmap)
     # Before the evaluation, and all of them: a report written and then a heatmap refused leaves half a result.
     check_output_file(report_path, "--report")
     check_output_file(report_path.with_name(report_path.stem + "-heatmap.json"), "--report")
