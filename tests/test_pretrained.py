@@ -250,3 +250,13 @@ def test_evaluating_a_shipped_model_leaves_its_folder_as_it_shipped(
     assert report["count"] == 6
     assert (tmp_path / "prop-small-heatmap-test.png").stat().st_size > 1000
     assert f"report: {tmp_path / 'prop-small-eval-test.json'}" in capsys.readouterr().out
+
+
+def test_a_shipped_model_is_fine_tuned_in_float32(prop_data, tmp_path) -> None:
+    # The shipped weights store float16; a run that starts from them trains (and saves) float32 weights.
+    output = tmp_path / "tuned"
+    argv = ["train", "--task", "prop", "--init-from", str(shipped_model("prop-small")), "--data", str(prop_data)]
+    argv += ["--output", str(output), "--steps", "2", "--batch-size", "8", "--eval-samples", "4"]
+    assert main(argv) == 0
+    with safe_open(str(output / "model" / "model.safetensors"), "pt") as handle:
+        assert {handle.get_slice(tensor).get_dtype() for tensor in handle.keys()} == {"F32"}

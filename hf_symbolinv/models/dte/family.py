@@ -93,11 +93,13 @@ def card(config: Any, task: str, fields: dict[str, Any]) -> str:
 def load(folder: Path) -> tuple[Any, Any]:
     """The model and tokenizer of a saved folder of the family; a tokenizer of other labels than the model's
     is refused naming both."""
+    import torch
+
     from ...tasks import task_for_vocabulary
     from .modeling_dte import DTEForTreeTransduction
     from .tokenization_dte import DTETreeTokenizer
 
-    model = DTEForTreeTransduction.from_pretrained(folder).eval()
+    model = DTEForTreeTransduction.from_pretrained(folder, dtype=torch.float32).eval()  # whatever the folder stores
     tokenizer = DTETreeTokenizer.from_pretrained(folder)
     tokenizer.check_model_config(model.config)
     if model.config.vocabulary is not None:
