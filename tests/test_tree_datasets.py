@@ -413,7 +413,7 @@ def test_load_dtm_names_the_file_and_line_of_a_malformed_row(
 
 
 def test_load_dtm_refuses_a_folder_without_files(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="no \\*.jsonl files"):
+    with pytest.raises(ValueError, match="no \\*.jsonl or \\*.json files"):
         dataset_builders.load_dtm(tmp_path)
     with pytest.raises(ValueError, match="is not a directory"):
         dataset_builders.load_dtm(tmp_path / "missing")

@@ -208,6 +208,24 @@ def save_trained_model(
     return 0
 
 
+def read_released_folder(folder: Path) -> Any:
+    """The ``DatasetDict`` of a folder in a released data set's own layout, or None for any other folder: a CLUTRR
+    folder (its ``*.csv`` files the splits, read in the symbolic form) or a DTM papers' folder (``NAME.json`` or
+    ``NAME.jsonl`` files of ``{"source", "target"}`` lines, no built data set beside them)."""
+    from ..tasks.clutrr import is_clutrr_folder, load_clutrr
+
+    if is_clutrr_folder(folder):
+        return load_clutrr(folder)
+    if not list(folder.glob("data/*.parquet")) and not list(folder.glob("*.parquet")):
+        try:
+            from dataset_builders.dtm import is_dtm_folder, load_dtm
+        except ImportError:  # the builders ship beside the package
+            return None
+        if is_dtm_folder(folder):
+            return load_dtm(folder)
+    return None
+
+
 def load_data(path: str, task: str, split: str | None = None, flag: str = "--data") -> Any:
     """The ``DatasetDict`` of a data folder, refused in one line naming ``path`` when it cannot be read or
     does not hold samples of ``task`` (a model folder, another task's data): those would otherwise fail deep
@@ -219,7 +237,11 @@ def load_data(path: str, task: str, split: str | None = None, flag: str = "--dat
 
     folder = check_input_folder(path, flag, "a dataset folder written by `symbolinv data build`")
     try:
-        dataset = datasets.load_dataset(str(folder))
+        # A folder as a data set is released (CLUTRR's CSV files, the DTM papers' JSON lines) is read by its
+        # task's reader; anything else is a folder that `load_dataset` reads.
+        dataset = read_released_folder(folder) or datasets.load_dataset(str(folder))
+    except PathProblem:
+        raise
     except Exception as error:  # datasets raises many kinds (cast, generation, no files): all mean "unreadable"
         first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise PathProblem(f"cannot read a dataset from {flag} {path}: {first}") from error

@@ -116,6 +116,10 @@ def in_model_operators(source: str, task: str, pattern: str | None) -> str:
     from ..models.symbolinv.pipeline_symbolinv import IDENTIFIER_PATTERN
     from ..utils.symbols import SymbolRule
 
+    if task == "clutrr" and "[" in source:
+        from ..tasks.clutrr import facts_of_text
+
+        return facts_of_text(source)[0]  # a typed text story: its facts, in the symbolic form the models read
     printers = {"prop": (parse_prop, format_prop), "ltl": (parse_ltl, format_ltl)}
     if task not in printers:
         return source

@@ -1,5 +1,5 @@
 """The tasks: everything task-specific in one module each (``ltl.py``, ``prop.py``, ``copy.py``, ``kinship.py``,
-``trees.py`` (task ``tree``), ``nnf.py``).
+``clutrr.py``, ``trees.py`` (task ``tree``), ``nnf.py``).
 
 A :class:`Task` holds a task's vocabulary, its default symbol rule, how an answer is judged, how an
 input is measured, how inputs and answers are re-printed in a user's own symbol names, and the text a
@@ -87,7 +87,7 @@ def reprinter(
 
 
 _TASKS: dict[str, Task] = {}
-_BUILT_IN = ("ltl", "prop", "copy", "kinship", "trees", "nnf")
+_BUILT_IN = ("ltl", "prop", "copy", "kinship", "clutrr", "trees", "nnf")
 
 
 def register_task(task: Task) -> Task:

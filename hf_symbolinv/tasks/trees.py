@@ -39,10 +39,14 @@ PREPOSITIONS: tuple[str, ...] = ("in", "on", "near", "with", "under", "behind")
 #: The words the passive inserts: ``was`` before the verb, ``by`` before the agent.
 PASSIVE_AUX, AGENT_MARKER = "was", "by"
 FUNCTION_WORDS: tuple[str, ...] = (*DETERMINERS, *PREPOSITIONS, PASSIVE_AUX, AGENT_MARKER)
-#: Every label of the tree tasks that is not a symbol.
-TREE_BASE_LABELS: tuple[str, ...] = (*PHRASE_LABELS, *CARCDR_LABELS, *FUNCTION_WORDS)
-#: What a symbol (a content word) fully matches, unless it is a base label.
-TREE_SYMBOL_PATTERN = r"[a-z][a-z0-9]*"
+#: The part-of-speech labels of the DTM papers' released trees (``( NP ( DET the ) ( AP ( N dog ) ) )``), beside
+#: their LF, ARGS, S, NP, VP and AP.
+DTM_LABELS: tuple[str, ...] = ("DET", "ADJ", "N", "V")
+#: Every label of the tree tasks that is not a symbol (new labels go last: a saved model's label ids stay).
+TREE_BASE_LABELS: tuple[str, ...] = (*PHRASE_LABELS, *CARCDR_LABELS, *FUNCTION_WORDS, *DTM_LABELS)
+#: What a symbol (a content word) fully matches, unless it is a base label: lowercase words, hyphenated ones too
+#: (the DTM papers' ``polka-dotted``).
+TREE_SYMBOL_PATTERN = r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*"
 
 _BASE = frozenset(TREE_BASE_LABELS)
 _SYMBOL = re.compile(TREE_SYMBOL_PATTERN)
@@ -64,12 +68,13 @@ def judge(source: str, prediction: str, reference: str | None = None, timeout: f
     binary tree is invalid. Without a reference the verdict is unknown (the task does not know which
     transformation the dataset applies). A reference that is no tree raises ``ValueError``."""
     try:
-        predicted = parse_bracketed(prediction)
+        predicted = parse_bracketed(prediction, unary=True)
     except (ValueError, TypeError, RecursionError):
         return Judgement(correct=False, exact=False, invalid=True)
     if reference is None:
         return Judgement(correct=False, exact=False, unknown=True)
-    same = predicted == parse_bracketed(reference)
+    # A node of one child (the DTM papers' files) is the node with an empty right child.
+    same = predicted == parse_bracketed(reference, unary=True)
     return Judgement(correct=same, exact=same)
 
 

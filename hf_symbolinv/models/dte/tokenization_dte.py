@@ -81,9 +81,10 @@ class DTETreeTokenizer:
 
     # -- text <-> trees ---------------------------------------------------------------------------------
     def parse(self, text: str) -> Tree:
-        """The tree of one input or answer string (a ``ValueError`` names the problem and its position)."""
+        """The tree of one input or answer string (a ``ValueError`` names the problem and its position). A bracketed
+        node may have one child, as in the DTM papers' files: ``(X c)`` reads as ``(X c _)``."""
         if self.input_format == "bracketed":
-            return parse_bracketed(text)
+            return parse_bracketed(text, unary=True)
         return self._parse_polish(text)
 
     def _parse_polish(self, text: str) -> Tree:

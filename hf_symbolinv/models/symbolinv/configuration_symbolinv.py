@@ -166,6 +166,8 @@ PRESETS: dict[str, dict[str, Any]] = {
     "ltl-small-vanilla": dict(vocabulary="ltl", embedding_type="fixed", **_LTL_SMALL, stream_attention="EP-DP-CP"),
     "kinship": _sit("kinship", **_KINSHIP, stream_attention="EP-DP-EA-CP"),
     "kinship-vanilla": dict(vocabulary="kinship", embedding_type="fixed", **_KINSHIP, stream_attention="EP-DP-CP"),
+    "clutrr": _sit("clutrr", **_KINSHIP, stream_attention="EP-DP-EA-CP"),
+    "clutrr-vanilla": dict(vocabulary="clutrr", embedding_type="fixed", **_KINSHIP, stream_attention="EP-DP-CP"),
 }
 
 

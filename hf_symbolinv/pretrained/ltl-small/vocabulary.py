@@ -65,6 +65,9 @@ VOCABULARIES: dict[str, Vocabulary] = {
         + ("father-in-law", "mother-in-law", "son-in-law", "daughter-in-law", "brother-in-law", "sister-in-law"),
     ),
 }
+# CLUTRR stories in their symbolic form (`b grandson e , e brother h ? b h` -> `grandson`): the kinship tokens, a
+# vocabulary of its own so that a model's config names the task it answers (facts may use any relation word).
+VOCABULARIES["clutrr"] = Vocabulary("clutrr", VOCABULARIES["kinship"].base_tokens)
 
 
 def get_vocabulary(name: str) -> Vocabulary:

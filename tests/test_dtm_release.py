@@ -1,0 +1,102 @@
+"""The DTM papers' released active <-> logical folder (``NAME.json`` files of ``{"source", "target"}`` lines): read as
+splits by ``symbolinv train/evaluate --data``, every tree taken by the tree task's tokenizer at the depth the papers'
+structural split reaches; on small files written here, and on the released files where ``../shared/data`` holds
+them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from dataset_builders.dtm import is_dtm_folder, load_dtm
+from hf_symbolinv.commands.common import load_data
+from hf_symbolinv.models.dte.family import tree_tokenizer
+from hf_symbolinv.tasks.trees import is_tree_symbol
+from hf_symbolinv.utils.trees import parse_bracketed, tree_depth
+
+REAL = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "dtm_active_logical"
+ACTIVE = (
+    "( S ( NP ( DET some ) ( AP ( ADJ polka-dotted ) ( AP ( N cactus ) ) ) ) "
+    "( VP ( V bumped ) ( NP ( DET one ) ( AP ( N elephant ) ) ) ) )"
+)
+LOGICAL = (
+    "( LF ( V bumped ) ( ARGS ( NP ( DET some ) ( AP ( ADJ polka-dotted ) ( AP ( N cactus ) ) ) ) "
+    "( NP ( DET one ) ( AP ( N elephant ) ) ) ) )"
+)
+
+
+def _write(path: Path, pairs: list[tuple[str, str]]) -> None:
+    path.write_text("".join(json.dumps({"source": s, "target": t}) + "\n" for s, t in pairs))
+
+
+def test_a_released_folder_of_json_files_reads_both_directions_mixed(tmp_path: Path) -> None:
+    _write(tmp_path / "train.json", [(ACTIVE, LOGICAL), (LOGICAL, ACTIVE)])
+    _write(tmp_path / "validation.json", [(LOGICAL, ACTIVE)])
+    _write(tmp_path / "ood_long.json", [(ACTIVE, LOGICAL)])
+    assert is_dtm_folder(tmp_path)
+    dataset = load_data(str(tmp_path), "tree", "train")
+    assert list(dataset) == ["train", "validation", "ood_long"]
+    first, second = dataset["train"]
+    assert first["input"] == second["target"] and first["target"] == second["input"]
+    assert first["input"].startswith("(S (NP (DET some _) (AP (ADJ polka-dotted _) (AP (N cactus _) _)))")
+    assert first["num_symbols"] == 5  # polka-dotted, cactus, bumped, one, elephant ("some" is a function word)
+
+
+def test_the_tree_tokenizer_takes_the_papers_labels_unary_nodes_and_hyphenated_words() -> None:
+    tokenizer = tree_tokenizer("tree", max_depth=9, max_symbols=32)
+    assert is_tree_symbol("polka-dotted") and not is_tree_symbol("-dotted") and not is_tree_symbol("DET")
+    batch = tokenizer([ACTIVE], [LOGICAL])
+    assert set(batch["symbol_names"][0]) == {"polka-dotted", "cactus", "bumped", "one", "elephant"}
+    tree = tokenizer.decode_tree(
+        batch["labels"][0].tolist(), batch["label_symbols"][0].tolist(), batch["symbol_names"][0]
+    )
+    assert tree == parse_bracketed(LOGICAL, unary=True)
+
+    def with_adjectives(count: int) -> str:  # the logical form's subject with `count` adjectives in all
+        return LOGICAL.replace(
+            "( AP ( N cactus ) )", "( AP ( ADJ red ) " * (count - 1) + "( AP ( N cactus ) )" + " )" * (count - 1)
+        )
+
+    # Training has at most 2 adjectives (depth 7 counted from 0); the papers' structural split 1 or 2 more: depth 9.
+    assert tree_depth(parse_bracketed(with_adjectives(4), unary=True)) == 9
+    assert tokenizer([with_adjectives(4)])["num_symbols"].tolist() == [6]
+    with pytest.raises(ValueError, match="deeper than max_depth=9"):
+        tokenizer([with_adjectives(5)])
+
+
+def test_a_built_data_set_folder_is_not_taken_for_a_released_one(tmp_path: Path) -> None:
+    (tmp_path / "data").mkdir()
+    (tmp_path / "dataset_info.json").write_text(json.dumps({"features": {}}))
+    assert not is_dtm_folder(tmp_path)
+
+
+@pytest.mark.skipif(not REAL.is_dir(), reason=f"the released DTM data is not at {REAL} (it is not part of the package)")
+def test_the_released_folder_reads_whole_within_the_shipped_depth() -> None:
+    dataset = load_dtm(REAL)
+    assert {name: len(split) for name, split in dataset.items()} == {"train": 10_000, "validation": 1_250}
+    roots = {row["input"].split()[0] for row in dataset["train"]}
+    assert roots == {"(S", "(LF"}, "both directions in one file"
+    deepest = max(tree_depth(parse_bracketed(row[key])) for row in dataset["train"] for key in ("input", "target"))
+    assert deepest == 7  # the papers count from 1: their depth 8; their structural split reaches 10, ours 9
+
+
+def test_the_structural_variant_adds_adjectives_to_one_noun_phrase_in_source_and_target_alike() -> None:
+    import random
+
+    from dataset_builders.dtm import lengthen_dtm_row
+    from hf_symbolinv.utils.trees import format_bracketed
+
+    def normal(text: str) -> str:
+        return format_bracketed(parse_bracketed(text, unary=True))
+
+    row = {"input": normal(ACTIVE), "target": normal(LOGICAL)}
+    longer = lengthen_dtm_row(row, 2, ["red", "big", "hot"], random.Random(3))
+    assert longer is not None
+    for key in ("input", "target"):
+        assert longer[key].count("(ADJ ") == row[key].count("(ADJ ") + 2
+        assert tree_depth(parse_bracketed(longer[key])) <= tree_depth(parse_bracketed(row[key])) + 2
+    # The transformation is unchanged: the new source's noun phrases are the new target's.
+    active, logical = parse_bracketed(longer["input"]), parse_bracketed(longer["target"])
+    assert active[1] == logical[2][1] and active[2][2] == logical[2][2] and active[2][1] == logical[1]
