@@ -39,15 +39,19 @@ def test_each_task_measures_inputs_and_names_their_symbols() -> None:
     assert task_for_vocabulary("prop").name == "prop"
     assert get_task("kinship").input_size("a father b , b sister c ? a c") == 2
     assert task_for_vocabulary("kinship").name == "kinship"
+    assert task_for_vocabulary("clutrr").name == "clutrr"
 
 
 def test_unknown_tasks_and_vocabularies_are_named() -> None:
-    with pytest.raises(ValueError, match="unknown task 'sat'; choose one of copy, kinship, ltl, nnf, prop, tree"):
+    with pytest.raises(
+        ValueError, match="unknown task 'sat'; choose one of clutrr, copy, kinship, ltl, nnf, prop, tree"
+    ):
         get_task("sat")
     with pytest.raises(
-        ValueError, match="no task uses the vocabulary 'clutrr'; known tasks: copy, kinship, ltl, nnf, prop, tree"
+        ValueError,
+        match="no task uses the vocabulary 'clevr'; known tasks: clutrr, copy, kinship, ltl, nnf, prop, tree",
     ):
-        task_for_vocabulary("clutrr")
+        task_for_vocabulary("clevr")
 
 
 def test_a_new_task_is_one_registration() -> None:

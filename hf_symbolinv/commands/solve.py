@@ -22,7 +22,8 @@ def add_solve_parser(subparsers: Subparsers) -> None:
         "inputs",
         nargs="+",
         metavar="[MODEL] INPUT",
-        help="a saved model folder (default: a trained model that ships with the package, chosen by each input: "
+        help="a saved model folder or the name of a shipped one (clutrr, active-logical, ...; default: a trained "
+        "model that ships with the package, chosen by each input: "
         "prop-small, prop-best for formulas of more than 20 nodes, ltl-best for LTL), then one or more inputs, "
         "e.g. '& a | b ! c' '& req X grant' (Polish notation; each model is loaded once)",
     )
@@ -82,7 +83,11 @@ def run_solve(args: argparse.Namespace) -> int:
 def _solve_arguments(inputs: list[str]) -> tuple[Path | None, list[str]]:
     """``[MODEL] INPUT ...``: the first argument is a MODEL when there are more and it names a folder (or a path,
     which is then refused if it is missing); every other argument is an input."""
+    from ..pretrained import SHIPPED, SHIPPED_TREES, shipped_model
+
     first = inputs[0]
     if len(inputs) > 1 and (Path(first).is_dir() or os.sep in first or Path(first).exists()):
         return resolve_model_folder(first), inputs[1:]
+    if len(inputs) > 1 and (first in SHIPPED or first in SHIPPED_TREES):  # a shipped model by name: `solve clutrr`
+        return shipped_model(first), inputs[1:]
     return None, inputs

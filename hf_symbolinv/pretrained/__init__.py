@@ -23,7 +23,15 @@ from pathlib import Path
 PRETRAINED_DIR = Path(__file__).resolve().parent
 
 #: The shipped checkpoints by name, each with its task.
-SHIPPED: dict[str, str] = {"prop-small": "prop", "ltl-small": "ltl", "prop-best": "prop", "ltl-best": "ltl"}
+SHIPPED: dict[str, str] = {
+    "prop-small": "prop",
+    "ltl-small": "ltl",
+    "prop-best": "prop",
+    "ltl-best": "ltl",
+    "clutrr": "clutrr",
+}
+#: The shipped tree models (the tree route: ``pipeline("tree-transduction")``), by name, each with its task.
+SHIPPED_TREES: dict[str, str] = {"active-logical": "tree"}
 #: The checkpoint a task's inputs get by default (``symbolinv solve`` may choose another, see :func:`model_for`).
 #: LTL: ``ltl-best`` (trained on formulas of up to 35 nodes) answers small formulas as well as ``ltl-small`` on 1-3
 #: symbols and better on 4-8 (95.0% against 95.4% correct on 1-3, 97.7% against 93.3% on 4-8; the cards have them).
@@ -34,11 +42,12 @@ SMALL_MODEL_MAX_SIZE = 20
 
 
 def shipped_model(name: str) -> Path:
-    """The folder of the shipped checkpoint ``name`` (``prop-small``, ``ltl-small``, ``prop-best``, ``ltl-best``), or
-    of the default checkpoint of a task (``prop``, ``ltl``); a ``ValueError`` names what ships."""
+    """The folder of the shipped checkpoint ``name`` (``prop-small``, ``ltl-small``, ``prop-best``, ``ltl-best``,
+    ``clutrr``, ``active-logical``), or of the default checkpoint of a task (``prop``, ``ltl``); a ``ValueError`` names
+    what ships."""
     name = DEFAULT_FOR_TASK.get(name, name)
-    if name not in SHIPPED:
-        have = ", ".join([*sorted(SHIPPED), *sorted(DEFAULT_FOR_TASK)])
+    if name not in SHIPPED and name not in SHIPPED_TREES:
+        have = ", ".join([*sorted(SHIPPED), *sorted(SHIPPED_TREES), *sorted(DEFAULT_FOR_TASK)])
         raise ValueError(f"no trained model {name!r} ships with the package (shipped: {have}); pass a MODEL folder")
     return PRETRAINED_DIR / name
 
@@ -51,4 +60,4 @@ def model_for(task: str, size: int) -> Path:
     return shipped_model(task)
 
 
-__all__ = ["DEFAULT_FOR_TASK", "PRETRAINED_DIR", "SHIPPED", "model_for", "shipped_model"]
+__all__ = ["DEFAULT_FOR_TASK", "PRETRAINED_DIR", "SHIPPED", "SHIPPED_TREES", "model_for", "shipped_model"]

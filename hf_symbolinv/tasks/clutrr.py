@@ -267,13 +267,21 @@ def story_people(text: str) -> list[str]:
 
 
 def judge(source: str, prediction: str, reference: str | None = None, timeout: float | None = None) -> Judgement:
-    """Correct iff the predicted word is the reference relation; a word that is no relation is invalid, and without a
-    reference the verdict is unknown (CLUTRR's answers are the data set's, not a composition table's)."""
+    """Correct iff the predicted word is the reference relation; a word that is no relation is invalid. Without a
+    reference (``solve``), a story whose facts use the eight basic words only is judged by the kinship task's
+    composition table where it decides; any other is unknown (CLUTRR's answers are the data set's)."""
     if QUERY_MARK not in source:
         raise ValueError(f"no query ({QUERY_MARK!r}) in the story {source[:60]!r}")
     word = prediction.strip()
     if word not in CLUTRR_RELATIONS:
         return Judgement(correct=False, exact=False, invalid=True)
+    if reference is None:
+        from .kinship import story_answer
+
+        try:
+            reference = story_answer(facts_of_text(source)[0] if "[" in source else source)
+        except ValueError:  # facts beyond the basic words, or no single chain: the table cannot say
+            reference = None
     if reference is None:
         return Judgement(correct=False, exact=False, unknown=True)
     correct = word == reference.strip()
