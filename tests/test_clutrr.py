@@ -193,7 +193,8 @@ def test_the_released_folder_reads_whole() -> None:
 def test_solve_answers_a_story_in_either_form_with_the_shipped_model(capsys: pytest.CaptureFixture[str]) -> None:
     from hf_symbolinv.commands import main
 
-    stories = ["a father b , b sister c ? a c", "[Ann] is the mother of [Bo]. [Cy] is the brother of [Ann]. ? [Bo] [Cy]"]
+    text = "[Ann] is the mother of [Bo]. [Cy] is the brother of [Ann]. ? [Bo] [Cy]"
+    stories = ["a father b , b sister c ? a c", text]
     assert main(["solve", "clutrr", *stories]) == 0
     out = capsys.readouterr().out
     answers = [line.split()[1] for line in out.splitlines() if line.startswith("1. ")]

@@ -100,3 +100,29 @@ def test_the_structural_variant_adds_adjectives_to_one_noun_phrase_in_source_and
     # The transformation is unchanged: the new source's noun phrases are the new target's.
     active, logical = parse_bracketed(longer["input"]), parse_bracketed(longer["target"])
     assert active[1] == logical[2][1] and active[2][2] == logical[2][2] and active[2][1] == logical[1]
+
+
+def test_the_shipped_active_logical_model_is_small_half_precision_and_answers_through_the_pipeline(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from safetensors import safe_open
+    from transformers import pipeline
+
+    from hf_symbolinv.commands import main
+    from hf_symbolinv.pretrained import shipped_model
+
+    folder = shipped_model("active-logical")
+    weights = folder / "model.safetensors"
+    assert weights.stat().st_size <= 10 * 2**20
+    with safe_open(str(weights), "pt") as handle:
+        assert {handle.get_slice(name).get_dtype() for name in handle.keys()} == {"F16"}
+    card = (folder / "README.md").read_text(encoding="utf-8")
+    assert "symbolinv train" in card and 'shipped_model("active-logical")' in card
+    pipe = pipeline("tree-transduction", model=str(folder), trust_remote_code=True)
+    # The papers' written form, one-child nodes included, at the structural split's depth (9 from 0).
+    deep = LOGICAL.replace("( AP ( N cactus ) )", "( AP ( ADJ red ) " * 3 + "( AP ( N cactus ) )" + " )" * 3)
+    for source in (ACTIVE, deep):
+        answer = pipe(source)[0]["generated_text"]
+        parse_bracketed(answer)  # a tree, whatever the model's accuracy
+    assert main(["solve", "active-logical", ACTIVE]) == 0
+    assert capsys.readouterr().out.startswith("1. (")
