@@ -201,3 +201,26 @@ def test_solve_answers_a_story_in_either_form_with_the_shipped_model(capsys: pyt
     assert len(answers) == 2 and all(answer in CLUTRR_RELATIONS for answer in answers)
     assert main(["solve", "clutrr", "[Ann] likes [Bo]. ? [Bo] [Ann]"]) == 2
     assert "is not '[A] is the RELATION of [B].'" in capsys.readouterr().err
+
+
+@pytest.mark.slow  # end-to-end training
+def test_train_and_evaluate_read_a_clutrr_folder_as_released(
+    folder: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    import json
+
+    from hf_symbolinv.commands import main
+
+    tmp_path = tmp_path_factory.mktemp("outputs")  # outside the data folder, which is the fixture's tmp_path
+
+    output = tmp_path / "run"
+    tiny = ["d_model=32", "encoder_layers=1", "decoder_layers=1", "encoder_ffn_dim=64", "decoder_ffn_dim=64"]
+    train = ["train", "--task", "clutrr", "--preset", "clutrr-vanilla", "--set", *tiny, "--data", str(folder)]
+    assert main([*train, "--output", str(output), "--steps", "2", "--batch-size", "4", "--eval-samples", "4"]) == 0
+    report = tmp_path / "report.json"
+    evaluate = ["evaluate", str(output), "--data", str(folder), "--split", "1.3_test", "--report", str(report)]
+    assert main([*evaluate, "--beam", "1", "--alpha-symbols"]) == 0
+    written = json.loads(report.read_text())
+    assert written["task"] == "clutrr" and written["count"] == 1 and 0.0 <= written["correct"] <= 1.0
+    # A split the folder does not have is named with the ones it has.
+    assert main([*evaluate[:4], "--split", "1.11_test", "--report", str(tmp_path / "other.json")]) == 2

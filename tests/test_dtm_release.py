@@ -126,3 +126,21 @@ def test_the_shipped_active_logical_model_is_small_half_precision_and_answers_th
         parse_bracketed(answer)  # a tree, whatever the model's accuracy
     assert main(["solve", "active-logical", ACTIVE]) == 0
     assert capsys.readouterr().out.startswith("1. (")
+
+
+@pytest.mark.slow  # end-to-end training
+def test_train_and_evaluate_read_a_dtm_folder_as_released(tmp_path: Path) -> None:
+    from hf_symbolinv.commands import main
+
+    data = tmp_path / "data"
+    data.mkdir()
+    _write(data / "train.json", [(ACTIVE, LOGICAL), (LOGICAL, ACTIVE)] * 4)
+    _write(data / "validation.json", [(LOGICAL, ACTIVE)])
+    output = tmp_path / "run"
+    tiny = ["max_depth=9", "num_steps=2", "d_model=16", "num_heads=2", "ffn_dim=32", "filler_dim=8", "num_experts=2"]
+    train = ["train", "--task", "tree", "--preset", "dte-small", "--set", *tiny, "top_k=2", "--data", str(data)]
+    assert main([*train, "--output", str(output), "--steps", "2", "--batch-size", "4", "--eval-samples", "2"]) == 0
+    report = tmp_path / "report.json"
+    assert main(["evaluate", str(output), "--data", str(data), "--split", "validation", "--report", str(report)]) == 0
+    written = json.loads(report.read_text())
+    assert written["count"] == 1 and 0.0 <= written["correct"] <= 1.0

@@ -304,7 +304,7 @@ REFERENCE = "(S (NP the dog) (VP chased (NP the cat)))"
         ("", False, True),
         ("(((", False, True),
         (")", False, True),
-        ("(S a)", False, True),
+        ("(S a)", False, False),  # a node of one child, as the DTM papers write them: (S a _), not the reference
         ("(S a b c)", False, True),
         ("_", False, True),
         ("(S a b) trailing", False, True),

@@ -19,7 +19,11 @@ def add_evaluate_parser(subparsers: Subparsers) -> None:
         description="Correct (checker), exact, invalid, unknown, top-N, alpha-covariance per symbol count, a heatmap "
         "over (symbols x size) as JSON and PNG, and mean edit distance for the copy task.",
     )
-    parser.add_argument("model", metavar="MODEL", help="a saved model folder (or a training OUTPUT with model/)")
+    parser.add_argument(
+        "model",
+        metavar="MODEL",
+        help="a saved model folder (or a training OUTPUT with model/), or the name of a shipped one (e.g. clutrr)",
+    )
     parser.add_argument("--data", required=True, metavar="DIR")
     parser.add_argument("--split", default="test")
     parser.add_argument("--beam", type=positive_int, default=3)
@@ -77,7 +81,11 @@ def run_evaluate(args: argparse.Namespace) -> int:
     from ..models.registry import folder_route
     from ..utils.files import check_output_file
 
-    folder = resolve_model_folder(args.model)
+    from ..pretrained import SHIPPED, SHIPPED_TREES, shipped_model
+
+    # A shipped model by name (`symbolinv evaluate clutrr ...`) unless a folder of that name is here.
+    shipped = args.model in {**SHIPPED, **SHIPPED_TREES} and not Path(args.model).exists()
+    folder = shipped_model(args.model) if shipped else resolve_model_folder(args.model)
     report_path, heatmap_path = output_paths(folder, args.split, args.report, args.heatmap)
     # Before the evaluation, and all of them: a report written and then a heatmap refused leaves half a result.
     check_output_file(report_path, "--report")
