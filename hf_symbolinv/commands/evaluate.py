@@ -79,9 +79,8 @@ def output_paths(folder: Path, split: str, report: str | None, heatmap: str | No
 
 def run_evaluate(args: argparse.Namespace) -> int:
     from ..models.registry import folder_route
-    from ..utils.files import check_output_file
-
     from ..pretrained import SHIPPED, SHIPPED_TREES, shipped_model
+    from ..utils.files import check_output_file
 
     # A shipped model by name (`symbolinv evaluate clutrr ...`) unless a folder of that name is here.
     shipped = args.model in {**SHIPPED, **SHIPPED_TREES} and not Path(args.model).exists()
