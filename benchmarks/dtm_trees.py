@@ -215,10 +215,12 @@ structural split's 10).
     symbolinv solve active-logical "(S (NP (DET the) (AP (N dog))) (VP (V saw) (NP (DET a) (AP (N cat)))))"
 
 ```python
+import torch
 from transformers import pipeline
 from hf_symbolinv.pretrained import shipped_model
 
-pipe = pipeline("tree-transduction", model=str(shipped_model("active-logical")), trust_remote_code=True)
+path = str(shipped_model("active-logical"))  # stored in float16: compute in float32
+pipe = pipeline("tree-transduction", model=path, trust_remote_code=True, dtype=torch.float32)
 pipe("( LF ( V saw ) ( ARGS ( NP ( DET the ) ( AP ( N dog ) ) ) ( NP ( DET a ) ( AP ( N cat ) ) ) ) )")
 ```
 

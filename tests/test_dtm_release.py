@@ -105,6 +105,7 @@ def test_the_structural_variant_adds_adjectives_to_one_noun_phrase_in_source_and
 def test_the_shipped_active_logical_model_is_small_half_precision_and_answers_through_the_pipeline(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
+    import torch
     from safetensors import safe_open
     from transformers import pipeline
 
@@ -118,7 +119,7 @@ def test_the_shipped_active_logical_model_is_small_half_precision_and_answers_th
         assert {handle.get_slice(name).get_dtype() for name in handle.keys()} == {"F16"}
     card = (folder / "README.md").read_text(encoding="utf-8")
     assert "symbolinv train" in card and 'shipped_model("active-logical")' in card
-    pipe = pipeline("tree-transduction", model=str(folder), trust_remote_code=True)
+    pipe = pipeline("tree-transduction", model=str(folder), trust_remote_code=True, dtype=torch.float32)
     # The papers' written form, one-child nodes included, at the structural split's depth (9 from 0).
     deep = LOGICAL.replace("( AP ( N cactus ) )", "( AP ( ADJ red ) " * 3 + "( AP ( N cactus ) )" + " )" * 3)
     for source in (ACTIVE, deep):
