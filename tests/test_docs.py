@@ -117,3 +117,14 @@ def test_the_command_reference_has_every_command() -> None:
         assert f"usage: symbolinv {name}" in " ".join(reference.split())
     assert "\x1b[" not in reference
     assert generated.COMMANDS_MARKER in (DOCS / "commands.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.slow
+def test_the_readmes_python_example_runs_and_answers_in_the_users_names(capsys) -> None:
+    blocks = re.findall(r"^```python\n(.*?)^```", (REPO / "README.md").read_text(encoding="utf-8"), re.M | re.S)
+    assert len(blocks) == 1, "the README has one Python example"
+    assert len(blocks[0].strip().splitlines()) <= 10
+    exec(compile(blocks[0], "README.md", "exec"), {"__name__": "readme_example"})
+    printed = capsys.readouterr().out.strip().splitlines()
+    assert len(printed) == 2, printed
+    assert set(re.findall(r"[a-z]+", printed[1])) >= {"rain", "snow", "wind"}, printed[1]
