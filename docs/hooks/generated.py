@@ -1,7 +1,8 @@
 """MkDocs hook: the parts of the documentation that are produced from the code at build time.
 
-- ``<!-- symbolinv:commands -->`` becomes the command reference: the ``--help`` of ``symbolinv`` and of every
-  subcommand, taken from the CLI's own argparse parsers, so the page cannot go stale.
+- ``<!-- symbolinv:commands -->`` ... ``<!-- /symbolinv:commands -->`` becomes the command reference: the ``--help``
+  of ``symbolinv`` and of every subcommand, taken from the CLI's own argparse parsers, so the page cannot go stale
+  (what is between the markers is for readers of the Markdown source).
 - ``<!-- symbolinv:lines PATH -->`` becomes the number of lines of Python under PATH (a folder or a file).
 - Sphinx roles in docstrings (``:func:`solve_ltl```), which mkdocstrings leaves as text, are shown as the code they
   name.
@@ -21,6 +22,7 @@ from typing import Any
 from mkdocs.structure.files import File, Files
 
 COMMANDS_MARKER = "<!-- symbolinv:commands -->"
+COMMANDS_BLOCK = re.compile(r"<!-- symbolinv:commands -->.*?<!-- /symbolinv:commands -->", re.DOTALL)
 LINES_MARKER = re.compile(r"<!-- symbolinv:lines (?P<path>[^ ]+) -->")
 #: Repository files served by the site under another name: site path -> repository path.
 EXTRA_FILES = {"assets/screenshot.png": "examples/space/screenshot.png"}
@@ -95,7 +97,10 @@ def python_lines(path: Path) -> int:
 
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Files) -> str:
     if COMMANDS_MARKER in markdown:
-        markdown = markdown.replace(COMMANDS_MARKER, command_reference())
+        if not COMMANDS_BLOCK.search(markdown):
+            raise ValueError(f"{page.file.src_path}: {COMMANDS_MARKER} without its closing marker")
+        reference = command_reference()
+        markdown = COMMANDS_BLOCK.sub(lambda _: reference, markdown)
     root = _repository_root(config)
 
     def lines(match: re.Match[str]) -> str:
