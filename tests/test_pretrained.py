@@ -125,6 +125,8 @@ def test_a_damaged_choice_table_is_named(tmp_path, monkeypatch) -> None:
 
 def test_every_shipped_logic_model_has_a_measured_choice_table() -> None:
     for name, task in SHIPPED.items():
+        if task not in ("prop", "ltl"):  # the shipped clutrr model is the only one of its task: nothing to choose
+            continue
         table = pretrained.choice_table(name)
         assert table is not None, f"{name} has no {pretrained.CHOICE_TABLE}: run benchmarks/paper_distribution.py"
         assert table["task"] == task

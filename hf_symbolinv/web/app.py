@@ -84,7 +84,7 @@ def _card_for(entry: ModelEntry, folder: Path | None = None) -> str:
         "Each formula gets the shipped model that answers formulas of its size and symbol count best, as `symbolinv "
         "solve` chooses: each shipped model's measured table of correct answers by size and symbol count decides."
     )
-    cards = [card_excerpt(shipped_model(name)) for name in sorted(SHIPPED)]
+    cards = [card_excerpt(shipped_model(name)) for name, task in sorted(SHIPPED.items()) if task in ("prop", "ltl")]
     return "\n\n".join([intro, *cards])
 
 

@@ -371,7 +371,12 @@ def model_entries(folders: Iterable[str | Path] = ()) -> list[ModelEntry]:
     from ..pretrained import SHIPPED, shipped_model
 
     entries = [ModelEntry(AUTOMATIC, None, None, shipped=True)]
-    entries += [ModelEntry(name, shipped_model(name), task, shipped=True) for name, task in sorted(SHIPPED.items())]
+    # The page answers formulas: the shipped models of other tasks (clutrr) answer through `symbolinv solve`.
+    entries += [
+        ModelEntry(name, shipped_model(name), task, shipped=True)
+        for name, task in sorted(SHIPPED.items())
+        if task in TASKS
+    ]
     taken = {entry.label for entry in entries}
     for folder in folders:
         entry = describe_folder(folder)
