@@ -8,7 +8,7 @@ tenth (``validation``); nothing is chosen on a test file.
     python benchmarks/clutrr_experiments.py train transformer --seed 0     # one run (background it; one thread)
     python benchmarks/clutrr_experiments.py evaluate                         # every finished run, every test file
     python benchmarks/clutrr_experiments.py collect                          # RESULTS.md and results.json
-    python benchmarks/clutrr_experiments.py ship transformer-s0              # as hf_symbolinv/pretrained/clutrr
+    python benchmarks/clutrr_experiments.py ship sit-s0 --note "..."         # as hf_symbolinv/pretrained/clutrr
 
 Runs live in ``OUT/runs/NAME-sSEED`` (not under version control); a run's ``report.json`` holds its accuracy per
 k and its wrong answers counted by (expected, given) pair. ``--data`` defaults to ``../shared/data/clutrr_089907f8``
@@ -245,7 +245,7 @@ tokenizer = AutoTokenizer.from_pretrained(path)
 `symbolinv train --task clutrr --preset {preset}{sets} --data CLUTRR_FOLDER --steps {steps} --batch-size 64
 --seed {seed}` (AdamW lr 1e-3, cosine schedule), on `train` (nine tenths of `1.2,1.3_train`, 9,064 stories) on 2
 shared CPU cores, one thread; {parameters:,} parameters. Chosen on the held-out tenth (`validation`), never on a
-test file.
+test file.{note}
 
 ## Evaluation
 
@@ -289,6 +289,7 @@ def ship(args: argparse.Namespace) -> None:
         validation=f"{100 * report['by_split']['validation']['correct']:.1f}",
         cells=" | ".join(f"{100 * report['by_split'][name]['correct']:.1f}" for name in TESTS),
         wrong=", ".join(f"{pair} ({count})" for pair, count in list(wrong.items())[:5]),
+        note=f" {args.note}" if args.note else "",
     )
     save_model_folder(model.half(), tokenizer, args.destination, card)
     print(f"shipped {run} as {args.destination}")
@@ -312,6 +313,7 @@ def main() -> None:
     shipping = actions.add_parser("ship")
     shipping.add_argument("run", help="a finished run, NAME-sSEED")
     shipping.add_argument("--destination", type=Path, default=REPO / "hf_symbolinv" / "pretrained" / "clutrr")
+    shipping.add_argument("--note", default=None, help="how the model was chosen, for the card")
     shipping.set_defaults(handler=ship)
     args = parser.parse_args()
     if not args.data.is_dir():
