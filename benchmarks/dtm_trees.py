@@ -34,18 +34,20 @@ DATA = REPO.parent / "shared" / "data" / "dtm_active_logical"
 OUT = REPO / "benchmarks" / "results" / "dtm_active_logical"
 SPLITS = ("train", "validation", "lexical", "structural")
 SETTINGS = ["max_depth=9", "num_steps=8"]
-RUNS = {"dtm": "dtm-small", "dte": "dte-small", "dtm-continued": "dtm-small"}
+RUNS = {"dtm": "dtm-small", "dte": "dte-small", "dtm-continued": "dtm-small", "dtm-continued2": "dtm-small"}
+#: Runs that continue another (of the same seed) rather than start from a preset.
+CONTINUES = {"dtm-continued": "dtm", "dtm-continued2": "dtm-continued"}
 #: The Terminating DTE paper's Table 1, active <-> logical (DTM reproduced by its authors, DTE): train, test, OOD
 #: lexical, OOD structural.
 PUBLISHED = {"dtm": (1.00, 1.00, 1.00, 1.00), "dte": (1.00, 1.00, 1.00, 1.00)}
-PUBLISHED["dtm-continued"] = PUBLISHED["dtm"]
+PUBLISHED["dtm-continued"] = PUBLISHED["dtm-continued2"] = PUBLISHED["dtm"]
 
 
 def command(name: str, seed: int, data: Path, out: Path, steps: int, minutes: float) -> list[str]:
-    # `dtm-continued`: the DTM of the same seed trained further (a new cosine schedule from its saved model).
+    # A continuation: the run it continues, of the same seed, trained further (a new cosine schedule from its model).
     start = (
-        ["--init-from", str(out / "runs" / f"dtm-s{seed}" / "model")]
-        if name == "dtm-continued"
+        ["--init-from", str(out / "runs" / f"{CONTINUES[name]}-s{seed}" / "model")]
+        if name in CONTINUES
         else ["--preset", RUNS[name], "--set", *SETTINGS]
     )
     return [
