@@ -34,13 +34,20 @@ DATA = REPO.parent / "shared" / "data" / "dtm_active_logical"
 OUT = REPO / "benchmarks" / "results" / "dtm_active_logical"
 SPLITS = ("train", "validation", "lexical", "structural")
 SETTINGS = ["max_depth=9", "num_steps=8"]
-RUNS = {"dtm": "dtm-small", "dte": "dte-small", "dtm-continued": "dtm-small", "dtm-continued2": "dtm-small"}
+RUNS = {
+    "dtm": "dtm-small",
+    "dte": "dte-small",
+    "dtm-continued": "dtm-small",
+    "dtm-continued2": "dtm-small",
+    "dtm-continued3": "dtm-small",
+}
 #: Runs that continue another (of the same seed) rather than start from a preset.
-CONTINUES = {"dtm-continued": "dtm", "dtm-continued2": "dtm-continued"}
+CONTINUES = {"dtm-continued": "dtm", "dtm-continued2": "dtm-continued", "dtm-continued3": "dtm-continued2"}
 #: The Terminating DTE paper's Table 1, active <-> logical (DTM reproduced by its authors, DTE): train, test, OOD
 #: lexical, OOD structural.
 PUBLISHED = {"dtm": (1.00, 1.00, 1.00, 1.00), "dte": (1.00, 1.00, 1.00, 1.00)}
-PUBLISHED["dtm-continued"] = PUBLISHED["dtm-continued2"] = PUBLISHED["dtm"]
+for _name in CONTINUES:
+    PUBLISHED[_name] = PUBLISHED["dtm"]
 
 
 def command(name: str, seed: int, data: Path, out: Path, steps: int, minutes: float) -> list[str]:
@@ -136,6 +143,8 @@ def evaluate(args: argparse.Namespace) -> None:
     for run in sorted((args.out / "runs").glob("*-s*")):
         target = run / "report.json"
         if not (run / "model" / "config.json").is_file() or (target.is_file() and not args.again):
+            continue
+        if args.only and run.name not in args.only:
             continue
         print(f"evaluating {run.name}", flush=True)
         splits = splits or evaluation_splits(args.data)
@@ -293,6 +302,7 @@ def main() -> None:
     run.set_defaults(handler=train)
     again = actions.add_parser("evaluate")
     again.add_argument("--again", action="store_true", help="re-evaluate runs that already have a report")
+    again.add_argument("--only", nargs="*", default=None, metavar="RUN", help="these runs (NAME-sSEED) only")
     again.set_defaults(handler=evaluate)
     actions.add_parser("collect").set_defaults(handler=collect)
     shipping = actions.add_parser("ship")
