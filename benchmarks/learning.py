@@ -606,9 +606,8 @@ def ship(args: argparse.Namespace) -> int:
         by_symbols=", ".join(f"{k}: {100 * v:.1f}%" for k, v in sorted(by_symbols.items(), key=lambda kv: int(kv[0]))),
         alpha=", ".join(f"{k} symbols {100 * v:.0f}%" for k, v in sorted(alpha.items())) or "not measured",
     )
-    # Like any saved folder, with the model code, so that it loads where the package is not installed
-    # (`python -m hf_symbolinv.utils.check_copies` keeps that code equal to the package's).
-    save_model_folder(model.half(), tokenizer, args.destination, card)
+    # Without the model code: the package's classes load it (`symbolinv export` writes a folder with the code).
+    save_model_folder(model.half(), tokenizer, args.destination, card, with_code=False)
     print(f"shipped {args.campaign or args.run} as {args.destination}")
     return 0
 

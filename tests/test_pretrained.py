@@ -32,8 +32,17 @@ def test_shipped_checkpoint_is_small_half_precision_and_loads(name: str) -> None
     tokenizer.check_matches(model.config)  # config, weights and tokenizer agree
     # Only the generation settings the model needs: a stored max_length would clash with every max_new_tokens.
     assert model.generation_config.max_length is None and model.generation_config.num_beams is None
-    # Like any saved folder, with its family's code (kept equal to the package's by check_copies).
-    assert {path.name for path in folder.glob("*.py")} >= {"modeling_symbolinv.py", "tokenization_symbolinv.py"}
+    # Weights, config, tokenizer, generation config and card: no code, and no config entry pointing at code.
+    assert {path.name for path in folder.iterdir()} == {
+        ".symbolinv-written.json",
+        "README.md",
+        "config.json",
+        "generation_config.json",
+        "model.safetensors",
+        "tokenizer_config.json",
+    }
+    for written in ("config.json", "tokenizer_config.json"):
+        assert "auto_map" not in json.loads((folder / written).read_text(encoding="utf-8"))
     card = (folder / "README.md").read_text(encoding="utf-8")
     assert "symbolinv train" in card and "correct" in card and f'shipped_model("{name}")' in card
     # No path of the machine that trained it: the config names the folder.
@@ -41,12 +50,18 @@ def test_shipped_checkpoint_is_small_half_precision_and_loads(name: str) -> None
 
 
 @pytest.mark.slow
-def test_a_shipped_folder_loads_where_the_package_is_not_installed(tmp_path) -> None:
+def test_an_exported_shipped_model_loads_where_the_package_is_not_installed(tmp_path) -> None:
     import subprocess
     import sys
     import textwrap
 
-    folder = shipped_model("ltl-small")
+    folder = tmp_path / "ltl-small"
+    assert main(["export", "ltl-small", str(folder)]) == 0
+    assert {"modeling_symbolinv.py", "tokenization_symbolinv.py", "pipeline_symbolinv.py"} <= {
+        path.name for path in folder.glob("*.py")
+    }
+    with safe_open(str(folder / "model.safetensors"), "pt") as handle:  # the weights as they ship
+        assert {handle.get_slice(tensor).get_dtype() for tensor in handle.keys()} == {"F16"}
     script = textwrap.dedent(f"""
         import sys
         sys.modules["hf_symbolinv"] = None  # as where the package is not installed
@@ -63,6 +78,16 @@ def test_a_shipped_folder_loads_where_the_package_is_not_installed(tmp_path) -> 
     assert done.returncode == 0, done.stderr[-3000:]
     answer = done.stdout.split("ANSWER ", 1)[1].strip()
     assert judge("ltl", "&aXb", answer).correct, answer  # the same model as with the package: a, then b
+
+
+def test_export_refuses_a_folder_of_someone_elses_files_and_an_unknown_name(tmp_path, capsys) -> None:
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("keep me", encoding="utf-8")
+    assert main(["export", "prop-small", str(tmp_path / "mine")]) == 2
+    assert "notes.txt" in capsys.readouterr().err
+    assert (tmp_path / "mine" / "notes.txt").read_text(encoding="utf-8") == "keep me"
+    assert main(["export", "prop-huge", str(tmp_path / "new")]) == 2
+    assert "prop-huge" in capsys.readouterr().err and not (tmp_path / "new").exists()
 
 
 def test_shipped_model_takes_a_name_or_a_task() -> None:

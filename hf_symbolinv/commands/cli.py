@@ -20,6 +20,7 @@ from .convert import add_convert_parser
 from .data import add_data_parser
 from .demo import add_demo_parser
 from .evaluate import add_evaluate_parser
+from .export import add_export_parser
 from .solve import add_solve_parser
 from .train import add_train_parser
 from .web import add_web_parser
@@ -32,6 +33,7 @@ SUBCOMMANDS: list[Callable[[Subparsers], None]] = [
     add_evaluate_parser,
     add_solve_parser,
     add_convert_parser,
+    add_export_parser,
     add_web_parser,
 ]
 

@@ -184,11 +184,33 @@ def replace_folder_atomic(target: str | os.PathLike[str], fill: Callable[[Path],
 _GENERATION_TOKEN_IDS = ("bos_token_id", "eos_token_id", "pad_token_id", "decoder_start_token_id")
 
 
-def save_model_folder(model: Any, tokenizer: Any, target: str | os.PathLike[str], card: str | None = None) -> None:
-    """``save_pretrained`` of a model and its tokenizer (and a model card) into ``target``, atomically. The model's
-    generation settings are saved as its token ids only: training leaves every default there, and a stored
-    ``max_length`` clashes with every ``max_new_tokens`` and warns on each use. The config's ``_name_or_path`` is the
-    folder's name."""
+#: The entries of a saved folder's JSON files that point at code files saved beside the weights.
+_CODE_ENTRIES = {"config.json": ("auto_map", "custom_pipelines"), "tokenizer_config.json": ("auto_map",)}
+
+
+def drop_model_code(folder: Path) -> None:
+    """Remove the family's code that ``save_pretrained`` copied into ``folder``, and the entries of its JSON files
+    that point at it: the folder then loads with the package's classes only (a folder inside the package needs no
+    copy of the package's code, and must not claim code it does not hold)."""
+    for code in folder.glob("*.py"):
+        code.unlink()
+    for name, keys in _CODE_ENTRIES.items():
+        path = folder / name
+        if path.is_file():
+            fields = json.loads(path.read_text(encoding="utf-8"))
+            for key in keys:
+                fields.pop(key, None)
+            path.write_text(json.dumps(fields, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def save_model_folder(
+    model: Any, tokenizer: Any, target: str | os.PathLike[str], card: str | None = None, with_code: bool = True
+) -> None:
+    """``save_pretrained`` of a model and its tokenizer (and a model card) into ``target``, atomically: with the
+    family's code (so that it loads with ``trust_remote_code=True`` where the package is absent) unless
+    ``with_code`` is false (a model that ships inside the package). The model's generation settings are saved as its
+    token ids only: training leaves every default there, and a stored ``max_length`` clashes with every
+    ``max_new_tokens`` and warns on each use. The config's ``_name_or_path`` is the folder's name."""
     settings = getattr(model, "generation_config", None)
     if settings is not None:
         from transformers import GenerationConfig
@@ -205,6 +227,8 @@ def save_model_folder(model: Any, tokenizer: Any, target: str | os.PathLike[str]
         tokenizer.save_pretrained(staging)
         if card is not None:
             (staging / "README.md").write_text(card, encoding="utf-8")
+        if not with_code:
+            drop_model_code(staging)
 
     replace_folder_atomic(target, fill)
 
