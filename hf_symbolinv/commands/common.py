@@ -74,36 +74,26 @@ def field_value(pair: str) -> tuple[str, Any]:
 
 
 def check_overrides(config_class: type, overrides: dict[str, Any]) -> str | None:
-    """The problem with ``--set`` overrides (an unknown field, a value of the wrong type), or None.
+    """The problem with ``--set`` overrides (an unknown field, a value its declaration does not allow), or None.
 
-    Checked against the config's signature because a config stores unknown keyword arguments as attributes,
-    so a typo would otherwise be saved and silently ignored.
+    Checked before the config is built because a config stores unknown keyword arguments as attributes, so a typo
+    would otherwise be saved and silently ignored; the types come from the fields' declarations, as the config's
+    own check reads them.
     """
+    import dataclasses
     import difflib
-    import inspect
 
-    parameters = inspect.signature(config_class.__init__).parameters
-    known = [
-        name for name, p in parameters.items() if name != "self" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
-    ]
+    from ..models.symbolinv.config_fields import field_types, type_name, value_fits
+
+    known = [field.name for field in dataclasses.fields(config_class)]
+    declared = field_types(config_class)
     for field, value in overrides.items():
         if field not in known:
             close = difflib.get_close_matches(field, known, n=1)
             hint = f" (did you mean {close[0]}?)" if close else ""
             return f"--set {field}: {config_class.__name__} has no field {field!r}{hint}"
-        default = parameters[field].default
-        if isinstance(default, bool):
-            wrong = not isinstance(value, bool)
-        elif isinstance(default, int):
-            wrong = isinstance(value, bool) or not isinstance(value, int)
-        elif isinstance(default, float):
-            wrong = isinstance(value, bool) or not isinstance(value, (int, float))
-        elif isinstance(default, str):
-            wrong = not isinstance(value, str)
-        else:
-            wrong = False
-        if wrong:
-            return f"--set {field}={value!r}: expected {type(default).__name__} (default {default!r})"
+        if field in declared and not value_fits(declared[field], value):
+            return f"--set {field}={value!r}: expected {type_name(declared[field])}"
     return None
 
 
