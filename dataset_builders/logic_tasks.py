@@ -15,7 +15,7 @@ from tqdm.auto import tqdm
 
 from hf_symbolinv.logic import Formula, SizeGate, compact_mapping, rename, symbols_of
 
-from .cards import logic_card
+from .cards import StepReport, logic_card
 from .generation import (
     Outcome,
     SampleSource,
@@ -293,17 +293,6 @@ def rename_sample(task: LogicTask, row: Mapping[str, Any], timeout: float | None
 
 def logic_build_info(task: LogicTask, params: BuildParams) -> dict[str, Any]:
     return {"family": task.name, **params.as_dict()}
-
-
-@dataclass
-class StepReport:
-    """What one generation step did (for the card)."""
-
-    name: str
-    requested: int
-    accepted: int
-    drops: dict[str, int]
-    notes: dict[str, int] = field(default_factory=dict)
 
 
 def _run_step(

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import NamedTuple
 
 from ..utils.symbols import SymbolRule
+from . import formula as _formula_module
 from .formula import (
     FALSE,
     TRUE,
@@ -755,3 +756,12 @@ def format_assignment(assignment: Mapping[str, bool], order: Sequence[str] | Non
         tokens.append(name)
         tokens.append("1" if assignment[name] else "0")
     return _join(tokens)
+
+
+def _print_formula(f: Formula) -> str:
+    """``str`` of a formula: Polish notation, in the model vocabulary unless it has propositional-only operators."""
+    return format_formula(f, "polish", style="model" if f._has_prop_only_ops() else "ltl")
+
+
+# ``str`` of a formula and of a trace (formula.py, the lower module, does not import this one).
+_formula_module.PRINTERS.update(formula=_print_formula, trace=format_trace)
