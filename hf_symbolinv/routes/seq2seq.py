@@ -3,7 +3,6 @@ the ``Seq2SeqTrainer``, beam search and the task's checker."""
 
 from __future__ import annotations
 
-import argparse
 import math
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,7 @@ from .common import (
 )
 
 
-def _warmup(args: argparse.Namespace, steps: int) -> int | float:
+def _warmup(args: Any, steps: int) -> int | float:
     """``--warmup-steps``, ``--warmup-ratio`` (a fraction: ``TrainingArguments`` reads one below 1), or the default."""
     from ..training import default_warmup_steps
 
@@ -53,7 +52,7 @@ def median_loss_draw(
     return median_loss
 
 
-def train_seq2seq(args: argparse.Namespace, output: Path, config: Any, init_folder: Path | None) -> int:
+def train_seq2seq(args: Any, output: Path, config: Any, init_folder: Path | None) -> int:
     """Train a new model of ``config`` (its family's tokenizer) or the one saved in ``init_folder`` with the
     ``Seq2SeqTrainer``, judge it on the held-out split with the task's checker, save it with its card."""
     import torch
@@ -176,7 +175,7 @@ def train_seq2seq(args: argparse.Namespace, output: Path, config: Any, init_fold
     return save_trained_model(args, output, model, tokenizer, origin, len(train), steps, batch, report, eval_name)
 
 
-def evaluate_seq2seq(args: argparse.Namespace, folder: Path, report_path: Path, heatmap_path: Path) -> int:
+def evaluate_seq2seq(args: Any, folder: Path, report_path: Path, heatmap_path: Path) -> int:
     """Correct, exact, invalid, unknown, top-N, alpha-covariance per symbol count and a heatmap, by beam search
     and the task's checker."""
     import json

@@ -7,7 +7,6 @@ generation) and judges by tree match (and, for ``nnf``, semantic equivalence by 
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Any
 
 from ..models.registry import Route, register_route
 from .common import (
+    DEFAULT_ALPHA_SYMBOLS,
     checkpoint_problem,
     checkpoint_writes,
     load_data,
@@ -22,7 +22,6 @@ from .common import (
     save_trained_model,
     stopped_by_time_limit,
 )
-from .evaluate import DEFAULT_ALPHA_SYMBOLS
 
 #: ``symbolinv train`` options the tree route does not take, with their defaults: given, they are an error
 #: rather than silently ignored.
@@ -56,7 +55,7 @@ def _task_of(config: Any) -> str:
     return task_for_vocabulary(config.vocabulary).name
 
 
-def train_tree(args: argparse.Namespace, output: Path, config: Any, init_folder: Path | None) -> int:
+def train_tree(args: Any, output: Path, config: Any, init_folder: Path | None) -> int:
     """Train a tree model: a new one of ``config`` or the one saved in ``init_folder``."""
     from transformers import AutoModel
 
@@ -121,7 +120,7 @@ def train_tree(args: argparse.Namespace, output: Path, config: Any, init_folder:
     )
 
 
-def evaluate_tree(args: argparse.Namespace, folder: Path, report_path: Path, heatmap_path: Path) -> int:
+def evaluate_tree(args: Any, folder: Path, report_path: Path, heatmap_path: Path) -> int:
     """Evaluate a tree model on a split: correct, exact, invalid, by input size, the steps it ran (no heatmap)."""
     from ..evaluation.tree import evaluate_tree_model
     from ..training.tree import check_tree_rows
@@ -169,7 +168,7 @@ _EVALUATE_NOT_FOR_TREES: dict[str, Any] = {
     "heatmap": None,
     "beam": 3,
     "top_n": 1,
-    "alpha_symbols": DEFAULT_ALPHA_SYMBOLS,
+    "alpha_symbols": list(DEFAULT_ALPHA_SYMBOLS),
     "alpha_pool": 5,
     "max_perm": 120,
     "alpha_samples": 100,

@@ -89,11 +89,11 @@ def test_a_checkpoint_config_without_a_required_field_or_with_an_unknown_one_is_
 
 
 def test_stream_attention_is_parsed_once_per_value() -> None:
-    from hf_symbolinv.models.symbolinv.configuration_symbolinv import parse_stream_attention
+    from hf_symbolinv.models.symbolinv import configuration_symbolinv
 
     config = SymbolInvConfig.from_preset("prop-small")
     assert config.attention_codes is config.attention_codes  # the same tuple: not parsed again at each access
     assert config.attention_codes == ("EP", "DP", "EA", "DA", "CP")
-    assert parse_stream_attention.cache_info().hits >= 1
+    assert configuration_symbolinv._PARSED_ATTENTION["EP-DP-EA-DA-CP"] is config.attention_codes
     with pytest.raises(ValueError, match="SymbolInvConfig.stream_attention: unknown code 'XP'"):
         SymbolInvConfig(stream_attention="EP-XP-CP")

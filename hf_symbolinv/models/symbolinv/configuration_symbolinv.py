@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import typing
 from typing import Any, ClassVar, Literal
 
@@ -32,9 +31,19 @@ RANDOM_EMBEDDING_METHODS = typing.get_args(RandomEmbeddingMethod)
 DEFAULT_MAX_SYMBOLS = 64
 
 
-@functools.cache
+#: ``stream_attention`` values parsed so far (a plain dict, not ``functools.cache``: compiled forwards read it).
+_PARSED_ATTENTION: dict[str, tuple[str, ...]] = {}
+
+
 def parse_stream_attention(text: str) -> tuple[str, ...]:
     """The attention codes of a ``stream_attention`` value (``"EP-DP-CP"``), checked; parsed once per value."""
+    codes = _PARSED_ATTENTION.get(text)
+    if codes is None:
+        codes = _PARSED_ATTENTION[text] = _parse_stream_attention(text)
+    return codes
+
+
+def _parse_stream_attention(text: str) -> tuple[str, ...]:
 
     def fail(message: str) -> None:
         raise ValueError(f"SymbolInvConfig.stream_attention: {message}")
