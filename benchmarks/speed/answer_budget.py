@@ -8,9 +8,9 @@ input with the most symbols and as many positions as its longest, so batches gro
 little. This times `generate_answers` of a model on the first N formulas of a dataset split in the three ways, in
 one run, and checks that the answers agree.
 
-    python benchmarks/answer_budget.py --data data/prop-small-8sym --split test          # an untrained prop-small
-    python benchmarks/answer_budget.py --model hf_symbolinv/pretrained/prop-small --data data/prop-small-8sym
-    python benchmarks/answer_budget.py --model hf_symbolinv/pretrained/prop-best --data data/prop-35 --limit 1000
+    python benchmarks/speed/answer_budget.py --data data/prop-small-8sym --split test          # an untrained prop-small
+    python benchmarks/speed/answer_budget.py --model hf_symbolinv/pretrained/prop-small --data data/prop-small-8sym
+    python benchmarks/speed/answer_budget.py --model hf_symbolinv/pretrained/prop-best --data data/prop-35 --limit 1000
 """
 
 from __future__ import annotations

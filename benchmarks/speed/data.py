@@ -17,8 +17,8 @@ core-seconds per such sample (the heatmap rows).
 CPU time is measured (this process and its workers), so the per-core figures hold on a shared
 machine too, though a busy machine still slows each core down. Run from the repository root::
 
-    PYTHONPATH=. python benchmarks/data.py            # a few minutes
-    PYTHONPATH=. python benchmarks/data.py --n 300    # shorter
+    PYTHONPATH=. python benchmarks/speed/data.py            # a few minutes
+    PYTHONPATH=. python benchmarks/speed/data.py --n 300    # shorter
 """
 
 from __future__ import annotations

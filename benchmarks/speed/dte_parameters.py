@@ -1,7 +1,7 @@
 """Parameter counts of the Differentiable Tree Machine (one encoder layer per step) and of the Differentiable
 Tree Experts (16 experts and a router shared by every step) at the paper's width, next to the paper's Table 4.
 
-    python benchmarks/dte_parameters.py [--steps 56] [--max-depth 6 8]
+    python benchmarks/speed/dte_parameters.py [--steps 56] [--max-depth 6 8]
 """
 
 from __future__ import annotations

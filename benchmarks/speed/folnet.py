@@ -12,8 +12,8 @@ length L / 4), batch 8:
 * ``folnet-invariant``: ``folnet``'s sizes in the renaming-invariant variant (same-symbol and parse-tree
   relations, pointer output: O(L^2) memory whatever the symbol count).
 
-    python benchmarks/folnet.py            # L = 32, 64, 128, 5 repeats
-    python benchmarks/folnet.py --quick    # L = 32, 64, 2 repeats
+    python benchmarks/speed/folnet.py            # L = 32, 64, 128, 5 repeats
+    python benchmarks/speed/folnet.py --quick    # L = 32, 64, 2 repeats
 """
 
 from __future__ import annotations

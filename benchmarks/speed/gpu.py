@@ -9,8 +9,8 @@ Prints, in one run on a CUDA device:
 3. training samples per second of each SIT preset against its fixed-embedding baseline, in fp32 and
    under bf16 autocast.
 
-    python benchmarks/gpu.py                      # writes benchmarks/results/gpu_<device name>.txt
-    python benchmarks/gpu.py --device cpu --quick # checks the script itself on a CPU (figures not meaningful)
+    python benchmarks/speed/gpu.py                      # writes benchmarks/results/gpu_<device name>.txt
+    python benchmarks/speed/gpu.py --device cpu --quick # checks the script itself on a CPU (figures not meaningful)
 
 Without CUDA (and without ``--device cpu``) it exits with status 2 and says so.
 """
@@ -32,7 +32,7 @@ from streams import Batch, machine_lines, make_batch, peak_bytes, synchronize, t
 
 from hf_symbolinv import SymbolInvConfig, SymbolInvForConditionalGeneration
 
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = Path(__file__).resolve().parent.parent / "results"
 PAPER_GENERATION_MS = {1: 3.38, 10: 5.13}
 PAPER_MEMORY_GB = {5: 1.9, 10: 3.9}
 TRAINING_PRESETS = (("ltl", "ltl-vanilla"), ("prop", "prop-vanilla"), ("ltl-best", "ltl-vanilla"))
@@ -156,12 +156,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None, help="results file (default: results/gpu_<device>.txt)")
     args = parser.parse_args(argv)
     if args.device == "cuda" and not torch.cuda.is_available():
-        print("benchmarks/gpu.py needs a CUDA device, and torch sees none (pass --device cpu to check the script)")
+        print("benchmarks/speed/gpu.py needs a CUDA device, and torch sees none (--device cpu checks the script)")
         return 2
     if args.quick:
         args.batch, args.train_batch, args.repeats = 4, 4, 1
     device = torch.device(args.device)
-    out = [f"# python benchmarks/gpu.py{' --quick' if args.quick else ''}", *machine_lines(device)]
+    out = [f"# python benchmarks/speed/gpu.py{' --quick' if args.quick else ''}", *machine_lines(device)]
     print("\n".join(out), flush=True)
     for section in (generation_per_symbols, memory_per_symbols, training_throughput):
         printed = len(out)

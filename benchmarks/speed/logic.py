@@ -15,7 +15,7 @@ Reference targets (Spot's C++ on this kind of machine in brackets): check median
 p99 <= 15 ms at size <= 35 / 5 symbols [0.32 ms / 14 ms], median <= 3 ms and p99 <= 400 ms at
 size <= 50 / 10 symbols [1.5 ms / 409 ms]; solve median <= 2 ms at size <= 35 [0.6 ms].
 
-Usage: ``python benchmarks/logic.py [--n 1000] [--timeout 10] [--seed 0]``
+Usage: ``python benchmarks/speed/logic.py [--n 1000] [--timeout 10] [--seed 0]``
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import sys
 import time
 from collections.abc import Callable
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 from hf_symbolinv.logic import (  # noqa: E402
     TRUE,

@@ -13,10 +13,10 @@ parses them), so the benchmark runs what training runs.
 
 Run from the repository root::
 
-    PYTHONPATH=. python benchmarks/streams.py            # full run, CPU
-    PYTHONPATH=. python benchmarks/streams.py --quick    # about a minute on 2 cores
-    PYTHONPATH=. python benchmarks/streams.py --threads 1 --clock cpu   # on a shared machine
-    PYTHONPATH=. python benchmarks/streams.py --device cuda --profile
+    PYTHONPATH=. python benchmarks/speed/streams.py            # full run, CPU
+    PYTHONPATH=. python benchmarks/speed/streams.py --quick    # about a minute on 2 cores
+    PYTHONPATH=. python benchmarks/speed/streams.py --threads 1 --clock cpu   # on a shared machine
+    PYTHONPATH=. python benchmarks/speed/streams.py --device cuda --profile
 """
 
 from __future__ import annotations

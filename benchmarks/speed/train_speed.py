@@ -4,9 +4,9 @@ Inputs are real samples (``prop-35`` and ``ltl-35`` built locally at a small siz
 steps are forward + backward + AdamW; generation is beam search (3 beams) with the KV cache. Prints
 one table; runs on the CPU, and on the GPU too when one is present.
 
-    python benchmarks/train_speed.py            # full presets
-    python benchmarks/train_speed.py --quick    # fewer repeats, for a smoke run
-    python benchmarks/train_speed.py --tasks prop --presets prop-small --compile inductor --no-generation
+    python benchmarks/speed/train_speed.py            # full presets
+    python benchmarks/speed/train_speed.py --quick    # fewer repeats, for a smoke run
+    python benchmarks/speed/train_speed.py --tasks prop --presets prop-small --compile inductor --no-generation
         # each preset eager, eager on bucketed batches, and compiled whole (as `symbolinv train --compile`)
 """
 

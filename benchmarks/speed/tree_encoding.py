@@ -1,7 +1,7 @@
 """Cost of the tree position encoding on a batch of formulas: the tensor computation the model runs
 against a per-token Python walk of the parse (what the model did before: a host round trip per batch).
 
-    python benchmarks/tree_encoding.py [--batch 64] [--rounds 50]
+    python benchmarks/speed/tree_encoding.py [--batch 64] [--rounds 50]
 
 Prints milliseconds per batch for both and their ratio, and checks that they agree.
 """

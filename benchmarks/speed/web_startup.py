@@ -1,8 +1,8 @@
 """How fast the web demo starts and answers: the figures behind "starts in under 10 s, answers a propositional formula
 in under 1 s" on a small CPU machine.
 
-    python benchmarks/web_startup.py                      # 3 starts, 20 requests per formula
-    python benchmarks/web_startup.py --starts 5 --requests 50
+    python benchmarks/speed/web_startup.py                      # 3 starts, 20 requests per formula
+    python benchmarks/speed/web_startup.py --starts 5 --requests 50
 
 Each start runs `python -m hf_symbolinv.web` (what `symbolinv web` runs) on a free port, after one start that is not
 counted (the first import of a fresh install compiles the package's files), and times:
@@ -34,7 +34,7 @@ from typing import Any
 
 from hf_symbolinv.web.core import AUTOMATIC
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 PROP = "& Rain | Snow ! Wind"
 LTL = "request U (granted & X done)"
 START_LIMIT = 120.0
@@ -138,7 +138,8 @@ def main() -> int:
     parser.add_argument("--requests", type=int, default=20, help="timed requests per formula")
     args = parser.parse_args()
     cores = os.cpu_count()
-    print(f"# python benchmarks/web_startup.py --starts {args.starts} --requests {args.requests} ; {date.today()}")
+    command = f"python benchmarks/speed/web_startup.py --starts {args.starts} --requests {args.requests}"
+    print(f"# {command} ; {date.today()}")
     print(f"# machine: {cpu_model()}, {cores} cores ({platform.machine()}); {versions()}")
 
     _, _, process, _ = timed_start()  # the first import after an install compiles the package: not counted
