@@ -101,6 +101,13 @@ def train_tree(args: argparse.Namespace, output: Path, config: Any, init_folder:
             time_limit_minutes=args.time_limit,
             resume=not args.no_resume,
             compile_backend=args.compile,
+            options={
+                "learning_rate": args.lr,
+                "batch_size": args.batch_size,
+                "seed": args.seed,
+                "steps": steps,
+                "max_train_samples": args.max_train_samples,
+            },
         )
     if stopped_by_time_limit(time_limit, steps, args.time_limit, checkpoints):
         return 0
