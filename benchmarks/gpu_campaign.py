@@ -201,10 +201,13 @@ def export_checkpoint(checkpoint: Path, state: Path) -> tuple[int, bool]:
     problem = verify_checkpoint(checkpoint)
     if problem is not None:
         raise StateDamaged(f"{checkpoint} is {problem}; it is not kept")
-    # Not the copies of the model code the Trainer saves beside the weights: the package registers the classes, and
-    # a second copy of its code in the repository would go stale.
+    # Only what a resume needs: not the copies of the model code the Trainer saves beside the weights (the package
+    # registers the classes, and a second copy of its code in the repository would go stale), nor the pickled
+    # training arguments (a resume takes them from the command line).
     files = sorted(
-        path for path in checkpoint.iterdir() if path.is_file() and path.suffix != ".py" and path.name != MANIFEST
+        path
+        for path in checkpoint.iterdir()
+        if path.is_file() and path.suffix != ".py" and path.name not in (MANIFEST, "training_args.bin")
     )
     keep_optimizer = sum(path.stat().st_size for path in files) <= STATE_BYTES
     if not keep_optimizer:

@@ -104,6 +104,9 @@ def test_a_checkpoint_with_a_cut_file_is_passed_over_for_the_newest_sound_one(
     assert resume_point(checkpoints) == checkpoints / "checkpoint-2"
     line = capsys.readouterr().out.strip()
     assert line.startswith(f"resuming from {checkpoints / 'checkpoint-2'}: checkpoint-4 is ") and name in line
+    (checkpoints / "checkpoint-4" / "precious.txt").write_text("mine")
+    assert prepare_checkpoints(checkpoints, {}) == checkpoints / "checkpoint-2"
+    assert (checkpoints / "incomplete-checkpoint-4" / "precious.txt").read_text() == "mine"  # set aside, kept whole
 
 
 def test_a_changed_file_of_the_same_size_is_found_by_its_hash(run: Path) -> None:
@@ -124,6 +127,7 @@ def test_train_resumes_from_the_newest_sound_checkpoint_past_a_damaged_one(
     assert main(_train_argv(prop_data, run, steps="6")) == 0
     captured = capsys.readouterr()
     assert f"resuming from {checkpoints / 'checkpoint-2'}: checkpoint-4 is damaged: model.safetensors" in captured.out
+    assert "(removed)" in captured.out  # every file in it was the Trainer's
     assert "Traceback" not in captured.err
     assert json.loads((checkpoints / "checkpoint-6" / "trainer_state.json").read_text())["global_step"] == 6
 
@@ -197,6 +201,7 @@ def test_an_incomplete_checkpoint_with_a_users_file_is_set_aside_and_one_of_trai
     assert (checkpoints / "incomplete-checkpoint-6" / "precious.txt").read_text() == "mine"
 
 
+@pytest.mark.slow
 def test_rotation_removes_only_checkpoints_whose_every_file_the_package_wrote(
     prop_data: Path, run: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -353,9 +358,25 @@ def test_a_full_disk_during_a_checkpoint_is_one_line_and_leaves_nothing_half_wri
     assert "could not write a checkpoint" in err and str(run / "checkpoints" / "checkpoint-6") in err
     # The checkpoint cut short is gone (every file in it was the Trainer's): nothing looks complete that is not.
     assert sorted(os.listdir(run / "checkpoints")) == ["checkpoint-2", "checkpoint-4"]
-    monkeypatch.setattr(torch, "save", real_save)
-    assert main(_train_argv(prop_data, run, steps="6")) == 0
-    assert f"resuming from {run / 'checkpoints' / 'checkpoint-4'}" in capsys.readouterr().out
+    if isinstance(failure, OSError):  # the next run resumes from the last complete checkpoint
+        monkeypatch.setattr(torch, "save", real_save)
+        assert main(_train_argv(prop_data, run, steps="6")) == 0
+        assert f"resuming from {run / 'checkpoints' / 'checkpoint-4'}" in capsys.readouterr().out
+
+
+def test_a_full_disk_while_saving_the_model_is_one_error_and_keeps_the_old_model(tmp_path: Path) -> None:
+    target = tmp_path / "model"
+    replace_folder_atomic(target, _fill)
+
+    def full_disk(staging: Path) -> None:
+        (staging / "model.safetensors").write_bytes(b"cut")
+        raise RuntimeError("basic_ios::clear: iostream error")
+
+    with pytest.raises(OSError, match="no space left on the device") as raised:
+        replace_folder_atomic(target, full_disk)
+    assert raised.value.filename == str(target) and raised.value.errno == 28
+    assert (target / "model.safetensors").read_bytes() == b"weights"
+    assert sorted(os.listdir(tmp_path)) == ["model"]  # no staging copy left behind
 
 
 # ---------------------------------------------------------------------------------------------------

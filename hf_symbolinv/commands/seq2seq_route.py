@@ -12,7 +12,6 @@ from ..models.registry import Route, register_route
 from ..tasks import get_task, task_for_vocabulary
 from .common import (
     checkpoint_problem,
-    checkpoint_writes,
     load_data,
     load_split,
     save_trained_model,
@@ -169,8 +168,8 @@ def train_seq2seq(args: argparse.Namespace, output: Path, config: Any, init_fold
     if problem is not None:
         raise ValueError(problem)
     start = prepare_checkpoints(output / "checkpoints", options, resume=not args.no_resume)
-    with checkpoint_writes(output / "checkpoints"):
-        trainer.train(resume_from_checkpoint=str(start) if start is not None else None)
+    # A checkpoint that cannot be written (a full disk) ends the run in one line: see CheckpointRecordMixin.
+    trainer.train(resume_from_checkpoint=str(start) if start is not None else None)
     if stopped_by_time_limit(time_limit, steps, args.time_limit, output / "checkpoints"):
         return 0
     metrics = trainer.evaluate() if evaluation is not None else {}

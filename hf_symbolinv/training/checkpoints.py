@@ -29,7 +29,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..utils.files import MANIFEST, DamagedRecordError, _digest, _write_manifest, lock_folder, read_record
+from ..utils.files import (
+    _FULL_DISK_SIGNS,
+    MANIFEST,
+    DamagedRecordError,
+    _digest,
+    _write_manifest,
+    lock_folder,
+    read_record,
+)
 
 #: The files the Trainer (``save_pretrained`` of a model and its tokenizer, the optimizer, scheduler, scaler, RNG
 #: and trainer states, the arguments, the model's code) and this module write into a checkpoint folder.
@@ -164,21 +172,18 @@ def verify_checkpoint(folder: Path) -> str | None:
 
 
 def _removable(folder: Path) -> bool:
-    """Whether every entry of ``folder`` is a file the package wrote there (its record's, unchanged; without a
-    record, a regular file the Trainer writes): only such a folder may be removed."""
+    """Whether every entry of ``folder`` is a regular file that its record lists or that the Trainer writes (a cut
+    or damaged one included): only such a folder may be removed. A file of any other name (the user's notes, say), a
+    folder, a link or a special file keeps the folder whole."""
     try:
         record = read_record(folder)
     except DamagedRecordError:
         record = None
     recorded = record["files"] if record is not None else {}
-    for path in folder.iterdir():
-        if path.is_symlink() or not path.is_file():
-            return False
-        if path.name == MANIFEST or (path.name not in recorded and is_trainer_file(path.name)):
-            continue
-        if path.name not in recorded or _digest(path) != recorded[path.name]:
-            return False
-    return True
+    return all(
+        path.is_file() and not path.is_symlink() and (path.name in recorded or is_trainer_file(path.name))
+        for path in folder.iterdir()
+    )
 
 
 def _remove(folder: Path) -> None:
@@ -373,7 +378,7 @@ def _save_failure(error: Exception, folder: Path) -> CheckpointWriteError:
     """A failed save as one error naming the checkpoint; the checkpoint cut short is discarded."""
     reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
     full = isinstance(error, OSError) and error.errno == errno.ENOSPC
-    full = full or any(sign in str(error) for sign in ("No space left", "StorageFull", "inline_container", "iostream"))
+    full = full or any(sign in str(error) for sign in _FULL_DISK_SIGNS)
     kept = ""
     if folder.is_dir() and not folder.is_symlink():
         kept = f"; the checkpoint cut short was {discard(folder)}"

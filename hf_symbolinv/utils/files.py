@@ -224,6 +224,10 @@ def _remove_stale_siblings(target: Path) -> None:
                 pass  # a process of another user: alive
 
 
+#: What torch, safetensors and the C++ streams under them say when the disk fills (they raise no OSError).
+_FULL_DISK_SIGNS = ("No space left", "StorageFull", "inline_container", "basic_ios", "iostream error")
+
+
 def _write_failure(error: Exception, target: Path) -> Exception:
     """A failure to write a staging copy (a folder's or a file's), as an error naming the destination rather than
     the hidden staging path (or, for torch and safetensors, no path at all); other errors are returned as they
@@ -233,7 +237,7 @@ def _write_failure(error: Exception, target: Path) -> Exception:
         return OSError(
             error.errno, f"{error.strerror or text} (while writing; what was there is left as it was)", str(target)
         )
-    if "No space left" in text or "StorageFull" in text or "inline_container" in text:
+    if any(sign in text for sign in _FULL_DISK_SIGNS):
         return OSError(
             errno.ENOSPC, "no space left on the device (while writing; what was there is left as it was)", str(target)
         )
