@@ -23,7 +23,7 @@ def add_solve_parser(subparsers: Subparsers) -> None:
         nargs="+",
         metavar="[MODEL] INPUT",
         help="a saved model folder (default: a trained model that ships with the package, chosen by each input: "
-        "prop-small, prop-best for formulas of more than 20 nodes, ltl-best for LTL), then one or more inputs, "
+        "the one whose measured table is best for the input's size and symbol count), then one or more inputs, "
         "e.g. '& a | b ! c' '& req X grant' (Polish notation; each model is loaded once)",
     )
     parser.add_argument(
