@@ -383,9 +383,11 @@ def _save_failure(error: Exception, folder: Path) -> CheckpointWriteError:
     if folder.is_dir() and not folder.is_symlink():
         kept = f"; the checkpoint cut short was {discard(folder)}"
     hint = "the disk is full" if full else "is the disk full?"
+    earlier = any(path != folder for path in folder.parent.glob("checkpoint-*"))
+    after = "the earlier checkpoints are kept" if earlier else "no checkpoint was complete yet"
     return CheckpointWriteError(
         errno.ENOSPC if full else errno.EIO,
-        f"could not write a checkpoint ({reason}; {hint}){kept}; the last complete checkpoint is kept",
+        f"could not write a checkpoint ({reason}; {hint}){kept}; {after}",
         str(folder),
     )
 
