@@ -49,7 +49,7 @@ from learning import evaluate_groups, load_for_evaluation, machine, small_tests,
 import dataset_builders
 from hf_symbolinv.evaluation import evaluate_model
 from hf_symbolinv.training.checkpoints import survey, verify_checkpoint
-from hf_symbolinv.utils.files import MANIFEST, _write_manifest, read_record, write_text_atomic
+from hf_symbolinv.utils.files import MANIFEST, read_record, write_record, write_text_atomic
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 STATE_ROOT = REPOSITORY / "benchmarks" / "results" / "campaign"
@@ -249,7 +249,7 @@ def export_checkpoint(checkpoint: Path, state: Path) -> tuple[int, bool]:
     for source in files:
         shutil.copy2(source, staging / source.name)
     record = read_record(checkpoint) or {}
-    _write_manifest(staging, options=record.get("options"))  # the copies' sizes and SHA-256, written last
+    write_record(staging, options=record.get("options"))  # the copies' sizes and SHA-256, written last
     if (state / name).exists():
         shutil.rmtree(state / name)  # an earlier copy of the same step that no pointer names
     staging.rename(state / name)

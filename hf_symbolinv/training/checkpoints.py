@@ -30,13 +30,13 @@ from pathlib import Path
 from typing import Any
 
 from ..utils.files import (
-    _FULL_DISK_SIGNS,
+    FULL_DISK_SIGNS,
     MANIFEST,
     DamagedRecordError,
-    _digest,
-    _write_manifest,
+    file_digest,
     lock_folder,
     read_record,
+    write_record,
 )
 
 #: The files the Trainer (``save_pretrained`` of a model and its tokenizer, the optimizer, scheduler, scaler, RNG
@@ -166,7 +166,7 @@ def verify_checkpoint(folder: Path) -> str | None:
         size = path.stat().st_size
         if name in sizes and size != sizes[name]:
             return f"damaged: {name} is {size:,} bytes, recorded {sizes[name]:,}"
-        if _digest(path) != digest:
+        if file_digest(path) != digest:
             return f"damaged: {name} differs from what was written"
     return None
 
@@ -329,7 +329,7 @@ def prepare_checkpoints(checkpoints: Path, options: dict[str, Any], resume: bool
 
 
 class CheckpointRecordMixin:
-    """A Trainer that records each checkpoint it saves (:func:`~hf_symbolinv.utils.files._write_manifest`, with the
+    """A Trainer that records each checkpoint it saves (:func:`~hf_symbolinv.utils.files.write_record`, with the
     run's ``options``), turns a failed save into :class:`CheckpointWriteError` (the checkpoint cut short is discarded),
     and rotates checkpoints itself: of those beyond ``save_total_limit``, only the ones whose every file is the
     package's are removed (the Trainer's rotation removes any ``checkpoint-*`` folder)."""
@@ -352,7 +352,7 @@ class CheckpointRecordMixin:
         try:
             super()._save_checkpoint(model, trial)  # type: ignore[misc]
             if self.args.should_save:  # type: ignore[attr-defined]
-                _write_manifest(folder, options=self.checkpoint_options)
+                write_record(folder, options=self.checkpoint_options)
         except Exception as error:
             raise _save_failure(error, folder) from None
         if self.args.should_save:  # type: ignore[attr-defined]
@@ -378,7 +378,7 @@ def _save_failure(error: Exception, folder: Path) -> CheckpointWriteError:
     """A failed save as one error naming the checkpoint; the checkpoint cut short is discarded."""
     reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
     full = isinstance(error, OSError) and error.errno == errno.ENOSPC
-    full = full or any(sign in str(error) for sign in _FULL_DISK_SIGNS)
+    full = full or any(sign in str(error) for sign in FULL_DISK_SIGNS)
     kept = ""
     if folder.is_dir() and not folder.is_symlink():
         kept = f"; the checkpoint cut short was {discard(folder)}"

@@ -85,7 +85,8 @@ def lock_folder(directory: Path, writer: str, instead: str) -> FileLock:
 MANIFEST = ".symbolinv-written.json"
 
 
-def _digest(path: Path) -> str:
+def file_digest(path: Path) -> str:
+    """The SHA-256 of the file ``path``, in hex."""
     hasher = hashlib.sha256()
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
@@ -93,7 +94,7 @@ def _digest(path: Path) -> str:
     return hasher.hexdigest()
 
 
-def _write_manifest(folder: Path, **extra: Any) -> None:
+def write_record(folder: Path, **extra: Any) -> None:
     """Write ``folder``'s record (the files in it, their SHA-256 and sizes, and ``extra`` entries), last."""
     files = {
         str(file.relative_to(folder)): file
@@ -101,7 +102,7 @@ def _write_manifest(folder: Path, **extra: Any) -> None:
         if file.is_file() and not file.is_symlink() and file.name != MANIFEST
     }
     record = {
-        "files": {name: _digest(file) for name, file in files.items()},
+        "files": {name: file_digest(file) for name, file in files.items()},
         "sizes": {name: file.stat().st_size for name, file in files.items()},
         **extra,
     }
@@ -166,7 +167,7 @@ def files_not_written_here(target: Path) -> list[str]:
             foreign.append(f"{name} (not a regular file)")
         elif name not in record:
             foreign.append(name)
-        elif _digest(file) != record[name]:
+        elif file_digest(file) != record[name]:
             foreign.append(f"{name} (changed since it was written)")
     return foreign
 
@@ -185,7 +186,7 @@ def record_written(*paths: str | os.PathLike[str]) -> None:
             continue
         if record is None:
             continue
-        record["files"][path.name] = _digest(path)
+        record["files"][path.name] = file_digest(path)
         if isinstance(record.get("sizes"), dict):
             record["sizes"][path.name] = path.stat().st_size
         write_text_atomic(path.parent / MANIFEST, json.dumps(record, indent=1))
@@ -225,7 +226,7 @@ def _remove_stale_siblings(target: Path) -> None:
 
 
 #: What torch, safetensors and the C++ streams under them say when the disk fills (they raise no OSError).
-_FULL_DISK_SIGNS = ("No space left", "StorageFull", "inline_container", "basic_ios", "iostream error")
+FULL_DISK_SIGNS = ("No space left", "StorageFull", "inline_container", "basic_ios", "iostream error")
 
 
 def _write_failure(error: Exception, target: Path) -> Exception:
@@ -237,7 +238,7 @@ def _write_failure(error: Exception, target: Path) -> Exception:
         return OSError(
             error.errno, f"{error.strerror or text} (while writing; what was there is left as it was)", str(target)
         )
-    if any(sign in text for sign in _FULL_DISK_SIGNS):
+    if any(sign in text for sign in FULL_DISK_SIGNS):
         return OSError(
             errno.ENOSPC, "no space left on the device (while writing; what was there is left as it was)", str(target)
         )
@@ -256,7 +257,7 @@ def replace_folder_atomic(target: str | os.PathLike[str], fill: Callable[[Path],
             fill(staging)
         except Exception as error:
             raise _write_failure(error, target) from error
-        _write_manifest(staging)
+        write_record(staging)
         for file in staging.rglob("*"):  # transformers writes the weights owner-only; the rest is not
             os.chmod(file, default_mode(directory=file.is_dir()))
         old = None
