@@ -284,12 +284,12 @@ def test_a_second_training_into_the_same_output_is_refused_at_once(
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "is being written by another training right now" in err
     assert _snapshot(run) == before
-    with pytest.raises(FolderInUseError):  # and the lock dies with its holder: here, released above
-        held = lock_folder(run, "a test", "wait")
-        try:
+    held = lock_folder(run, "a test", "wait")  # the released lock is free again, and holds off a second holder
+    try:
+        with pytest.raises(FolderInUseError, match="is being written by another test right now"):
             lock_folder(run, "another test", "wait")
-        finally:
-            held.release()
+    finally:
+        held.release()
 
 
 def test_a_second_training_in_another_process_is_refused(prop_data: Path, run: Path) -> None:
