@@ -47,6 +47,7 @@ from filelock import FileLock, Timeout
 from learning import evaluate_groups, load_for_evaluation, machine, small_tests, symbolinv
 
 import dataset_builders
+from dataset_builders.errors import OutputInUseError
 from hf_symbolinv.evaluation import evaluate_model
 from hf_symbolinv.training.checkpoints import survey, verify_checkpoint
 from hf_symbolinv.utils.files import MANIFEST, read_record, write_record, write_text_atomic
@@ -414,7 +415,7 @@ def run_call(name: str, args: argparse.Namespace) -> dict[str, Any]:
     options = {"workers": args.build_workers, "progress": False}
     if campaign.num_samples is not None:
         options["num_samples"] = campaign.num_samples
-    dataset_builders.build(campaign.data, data, **options)
+    build_shared_data(campaign.data, data, options)
     remove_stale(state)
     if kept_step > held_step:
         restore_checkpoint(state, checkpoints)
@@ -460,6 +461,20 @@ def run_call(name: str, args: argparse.Namespace) -> dict[str, Any]:
         finish(state)
         print(f"{name}: finished; the model is in {work / 'model'}", flush=True)
     return entry
+
+
+def build_shared_data(config: str, data: Path, options: dict[str, Any], wait_seconds: float = 1800) -> None:
+    """Build (or find built) the dataset ``config`` in ``data``, waiting while another campaign's call builds or
+    checks the same folder: runs on one dataset started side by side would otherwise fail at once on its lock."""
+    deadline = time.monotonic() + wait_seconds
+    while True:
+        try:
+            dataset_builders.build(config, data, **options)
+            return
+        except OutputInUseError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(5)
 
 
 def history(name: str) -> list[dict[str, Any]]:

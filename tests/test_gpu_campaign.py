@@ -228,3 +228,24 @@ def test_ctrl_c_is_one_line(campaign: str, tmp_path: Path, capsys, monkeypatch: 
     assert call(tmp_path, 1) == 130
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("interrupted: the state of tiny is the last one saved")
+
+
+def test_runs_on_one_dataset_wait_for_each_others_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two campaigns started side by side on one dataset: the second waits while the first holds the data's lock."""
+    from dataset_builders.errors import OutputInUseError
+
+    attempts: list[str] = []
+
+    def build(config: str, out_dir: Path, **options: object) -> None:
+        attempts.append(config)
+        if len(attempts) < 3:
+            raise OutputInUseError(f"{out_dir} is being written by another build right now")
+
+    monkeypatch.setattr(gpu_campaign.dataset_builders, "build", build)
+    monkeypatch.setattr(gpu_campaign.time, "sleep", lambda seconds: None)
+    gpu_campaign.build_shared_data("ltl-35", tmp_path / "data", {})
+    assert attempts == ["ltl-35"] * 3
+    attempts.clear()
+    with pytest.raises(OutputInUseError):  # a lock held past the wait is still an error
+        gpu_campaign.build_shared_data("ltl-35", tmp_path / "data", {}, wait_seconds=-1)
+    assert attempts == ["ltl-35"]
