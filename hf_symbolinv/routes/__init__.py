@@ -110,6 +110,8 @@ def train(arguments: TrainArguments) -> Path | None:
     from its last checkpoint unless ``no_resume``."""
     from transformers import set_seed
 
+    from ..training import training_lock
+    from ..training.checkpoints import check_checkpoints_folder
     from ..utils.files import PathProblem, check_model_destination, check_output_folder, resolve_model_folder
 
     output = Path(arguments.output)
@@ -120,6 +122,7 @@ def train(arguments: TrainArguments) -> Path | None:
         )
     # Before any work: a destination refused after training would waste the whole run.
     check_output_folder(output, "--output")
+    check_checkpoints_folder(output / "checkpoints")
     check_output_folder(output / "checkpoints", "--output")
     check_model_destination(output / "model", "--output")
     set_seed(arguments.seed)
@@ -150,7 +153,8 @@ def train(arguments: TrainArguments) -> Path | None:
             raise ValueError(str(error)) from None
         route, folder = get_route(family.route), None
     _refuse_options_not_taken(arguments, route)
-    route.train(arguments, output, config, folder)
+    with training_lock(output):  # one training per --output at a time
+        route.train(arguments, output, config, folder)
     return output / "model" if (output / "model" / "config.json").is_file() else None
 
 
