@@ -4,14 +4,14 @@ A GPU is lent here only now and then, for minutes at a time. A campaign turns th
 
 1. builds the run's dataset if it is missing (``symbolinv data build``: deterministic, so every machine builds the
    same rows; ``--data-dir`` may point at a copy built elsewhere);
-2. restores the last checkpoint kept under ``benchmarks/results/campaign/RUN/`` (weights, optimizer, scheduler, RNG
+2. restores the last checkpoint kept under ``training_state/RUN/`` (weights, optimizer, scheduler, RNG
    states and the data position; each file verified against the sizes and SHA-256 recorded with it) into the work
    folder ``runs/campaign/RUN``;
 3. trains with ``symbolinv train ... --time-limit`` until the time limit or the run's last step;
 4. copies the new last checkpoint back into the state folder (see :func:`export_checkpoint`: a kill at any moment
    leaves the old state or the new one, never neither), judges the checkpoint on a fixed validation sample (greedy,
    the first ``EVAL_SAMPLES`` validation formulas) and, once the run is finished, on its test groups with beam 3;
-5. appends a line to ``benchmarks/results/campaign/RUN/log.jsonl``: steps so far, samples per second of this call's
+5. appends a line to ``training_state/RUN/log.jsonl``: steps so far, samples per second of this call's
    training, validation correct / exact / invalid, the machine.
 
 Run it first whenever a GPU is available, two or three calls per window, and commit the state folder afterwards:
@@ -53,7 +53,10 @@ from hf_symbolinv.training.checkpoints import survey, verify_checkpoint
 from hf_symbolinv.utils.files import MANIFEST, read_record, write_record, write_text_atomic
 
 REPOSITORY = Path(__file__).resolve().parent.parent
-STATE_ROOT = REPOSITORY / "benchmarks" / "results" / "campaign"
+#: The campaigns' resumable states, one folder per run (its kept checkpoint and its log of calls): not results.
+STATE_ROOT = REPOSITORY / "training_state"
+#: The campaigns' results: the tables and curves written from the runs' logs.
+RESULTS_ROOT = REPOSITORY / "benchmarks" / "results" / "campaign"
 WORK_ROOT = REPOSITORY / "runs" / "campaign"
 #: The most a call may add to the repository: a lent GPU window brings back files of at most 16 MiB and the
 #: repository grows by at most 15 MB per window.
@@ -181,6 +184,15 @@ def _trainer_step(folder: Path) -> int:
     except (OSError, ValueError, KeyError, TypeError) as error:
         reason = error.strerror if isinstance(error, OSError) else str(error).splitlines()[0]
         raise StateDamaged(f"{path} is damaged or missing ({reason})") from None
+
+
+def state_folder(name: str) -> Path:
+    """The resumable state of the run ``name``: ``training_state/NAME``; a state still kept where states were kept
+    before (``benchmarks/results/campaign/NAME``, a run started before they moved) is read, and continued, there."""
+    folder, earlier = STATE_ROOT / name, RESULTS_ROOT / name
+    if not folder.exists() and ((earlier / "log.jsonl").is_file() or (earlier / "checkpoint").is_dir()):
+        return earlier
+    return folder
 
 
 def kept_checkpoint(state: Path) -> Path | None:
@@ -388,14 +400,14 @@ def device_name() -> str:
 
 def progress(name: str) -> int:
     """Steps of ``name`` done so far: its last logged call (its checkpoint, if a call died before logging)."""
-    state = STATE_ROOT / name
+    state = state_folder(name)
     entries = log_entries(state)
     return max(entries[-1]["step"] if entries else 0, state_step(state))
 
 
 def run_call(name: str, args: argparse.Namespace) -> dict[str, Any]:
     campaign = CAMPAIGNS[name]
-    state, work = STATE_ROOT / name, WORK_ROOT / name
+    state, work = state_folder(name), WORK_ROOT / name
     if progress(name) >= campaign.steps:
         raise SystemExit(f"error: campaign {name} is finished ({campaign.steps:,} steps); see {state / 'log.jsonl'}")
     # Before any work: a state that cannot be resumed is named at once.
@@ -479,7 +491,7 @@ def build_shared_data(config: str, data: Path, options: dict[str, Any], wait_sec
 
 def history(name: str) -> list[dict[str, Any]]:
     """The Trainer's log of the campaign so far (training and validation loss, validation correct per step)."""
-    state = STATE_ROOT / name
+    state = state_folder(name)
     kept = kept_checkpoint(state)
     for path in ([kept / "trainer_state.json"] if kept is not None else []) + [state / "trainer_state.json"]:
         if path.is_file():
@@ -497,7 +509,7 @@ def log_table(name: str) -> str:
         "| date (UTC) | device | step | samples/s | train loss | validation loss | validation correct (greedy) |",
         "|---|---|---|---|---|---|---|",
     ]
-    for entry in log_entries(STATE_ROOT / name):
+    for entry in log_entries(state_folder(name)):
         validation = entry["validation"]
         rows.append(
             f"| {entry['date'][:16]} | {entry['device'].split(',')[0]} | {entry['step']:,} of {entry['of']:,} | "
@@ -515,9 +527,9 @@ def write_results() -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    names = [name for name in CAMPAIGNS if log_entries(STATE_ROOT / name)]
+    names = [name for name in CAMPAIGNS if log_entries(state_folder(name))]
     text = "# Campaign log\n\nWritten by `python benchmarks/gpu_campaign.py --results` from each run's `log.jsonl`.\n"
-    write_text_atomic(STATE_ROOT / "LOG.md", text + "".join(f"\n{log_table(name)}\n" for name in names))
+    write_text_atomic(RESULTS_ROOT / "LOG.md", text + "".join(f"\n{log_table(name)}\n" for name in names))
     figure, (correct_axis, loss_axis) = plt.subplots(1, 2, figsize=(12, 4.5))
     for name in names:
         evaluations = [entry for entry in history(name) if "eval_loss" in entry]
@@ -528,9 +540,9 @@ def write_results() -> None:
     loss_axis.set(xlabel="step", ylabel="validation loss", yscale="log", title="validation loss")
     correct_axis.legend(fontsize=8)
     figure.tight_layout()
-    temporary = STATE_ROOT / "curves.png.partial"
+    temporary = RESULTS_ROOT / "curves.png.partial"
     figure.savefig(temporary, dpi=110, format="png")
-    temporary.replace(STATE_ROOT / "curves.png")
+    temporary.replace(RESULTS_ROOT / "curves.png")
     plt.close(figure)
     write_paper_budget_curves([name for name in names if name in PAPER_BUDGET_RUNS])
 
@@ -575,12 +587,12 @@ def write_paper_budget_curves(names: list[str]) -> None:
     )
     axis.legend(fontsize=8)
     figure.tight_layout()
-    temporary = STATE_ROOT / "curves-samples.png.partial"
+    temporary = RESULTS_ROOT / "curves-samples.png.partial"
     figure.savefig(temporary, dpi=110, format="png")
-    temporary.replace(STATE_ROOT / "curves-samples.png")
+    temporary.replace(RESULTS_ROOT / "curves-samples.png")
     plt.close(figure)
     found = {name: milestones(name) for name in names}
-    write_text_atomic(STATE_ROOT / "milestones.json", json.dumps(found, indent=1) + "\n")
+    write_text_atomic(RESULTS_ROOT / "milestones.json", json.dumps(found, indent=1) + "\n")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -641,7 +653,9 @@ def _main(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         print(f"error: campaign {args.run} is running in another process", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print(f"interrupted: the state of {args.run} is the last one saved in {STATE_ROOT / args.run}", file=sys.stderr)
+        print(
+            f"interrupted: the state of {args.run} is the last one saved in {state_folder(args.run)}", file=sys.stderr
+        )
         return 130
     return 0
 

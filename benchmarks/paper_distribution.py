@@ -207,7 +207,7 @@ def ship(campaign_name: str, name: str, row: dict[str, Any]) -> Path:
     from hf_symbolinv.utils.files import save_model_folder
 
     campaign = gpu_campaign.CAMPAIGNS[campaign_name]
-    state = gpu_campaign.STATE_ROOT / campaign_name
+    state = gpu_campaign.state_folder(campaign_name)
     checkpoint = gpu_campaign.kept_checkpoint(state)
     calls = gpu_campaign.log_entries(state)
     step = gpu_campaign.checkpoint_step(checkpoint) if checkpoint.name != "checkpoint" else calls[-1]["step"]
@@ -272,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.ship is not None:
         import gpu_campaign
 
-        checkpoint = gpu_campaign.kept_checkpoint(gpu_campaign.STATE_ROOT / args.ship)
+        checkpoint = gpu_campaign.kept_checkpoint(gpu_campaign.state_folder(args.ship))
         task = gpu_campaign.CAMPAIGNS[args.ship].task
         row = measure(checkpoint, task, argparse.Namespace(**{**vars(args), "write_choice": False}))
         folder = ship(args.ship, args.name, row)

@@ -141,7 +141,7 @@ def ship(args: argparse.Namespace) -> int:
         import gpu_campaign
 
         campaign = gpu_campaign.CAMPAIGNS[args.campaign]
-        state = gpu_campaign.STATE_ROOT / args.campaign
+        state = gpu_campaign.state_folder(args.campaign)
         entry = gpu_campaign.log_entries(state)[-1]
         report, model_dir, task = entry["test_beam3"], gpu_campaign.kept_checkpoint(state), campaign.task
         calls = gpu_campaign.log_entries(state)

@@ -25,6 +25,7 @@ TINY = ("--set", "d_model=16", "encoder_layers=1", "decoder_layers=1", "encoder_
 @pytest.fixture
 def campaign(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     monkeypatch.setattr(gpu_campaign, "STATE_ROOT", tmp_path / "state")
+    monkeypatch.setattr(gpu_campaign, "RESULTS_ROOT", tmp_path / "results")
     monkeypatch.setattr(gpu_campaign, "WORK_ROOT", tmp_path / "work")
     monkeypatch.setattr(gpu_campaign, "EVAL_SAMPLES", 4)
     tiny = gpu_campaign.Campaign(
@@ -249,3 +250,17 @@ def test_runs_on_one_dataset_wait_for_each_others_build(tmp_path: Path, monkeypa
     with pytest.raises(OutputInUseError):  # a lock held past the wait is still an error
         gpu_campaign.build_shared_data("ltl-35", tmp_path / "data", {}, wait_seconds=-1)
     assert attempts == ["ltl-35"]
+
+
+def test_a_state_kept_where_states_were_kept_before_is_read_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(gpu_campaign, "STATE_ROOT", tmp_path / "training_state")
+    monkeypatch.setattr(gpu_campaign, "RESULTS_ROOT", tmp_path / "results")
+    assert gpu_campaign.state_folder("ltl-best") == tmp_path / "training_state" / "ltl-best"  # a new run
+    earlier = tmp_path / "results" / "ltl-best"
+    earlier.mkdir(parents=True)
+    (earlier / "log.jsonl").write_text("{}\n", encoding="utf-8")
+    assert gpu_campaign.state_folder("ltl-best") == earlier  # a run started before the states moved continues
+    (tmp_path / "training_state" / "ltl-best").mkdir(parents=True)
+    assert gpu_campaign.state_folder("ltl-best") == tmp_path / "training_state" / "ltl-best"
