@@ -56,6 +56,7 @@ MOVED_MODULES = {
     "training.trees": "training.tree",
     "commands.seq2seq_route": "routes.seq2seq",
     "commands.tree_route": "routes.tree",
+    "commands.demo": "routes.demo",
 }
 
 

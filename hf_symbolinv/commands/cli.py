@@ -18,7 +18,7 @@ from .. import __version__
 from .common import Subparsers, positive_int
 from .convert import add_convert_parser
 from .data import add_data_parser
-from .demo import add_demo_parser
+from .demo_command import add_demo_parser
 from .evaluate import add_evaluate_parser
 from .export import add_export_parser
 from .solve import add_solve_parser

@@ -1,4 +1,5 @@
-"""``symbolinv demo``: train a small SIT and a fixed-embedding baseline on the copy task and compare.
+"""The demo (``symbolinv demo``, :func:`run_demo` from Python): train a small SIT and a fixed-embedding baseline on
+the copy task and compare.
 
 Everything is generated locally (no download): a copy-task dataset with at most five distinct
 characters, two same-size models trained with ``Seq2SeqTrainer``, greedy evaluation at the training
@@ -8,7 +9,6 @@ saved, reloadable SIT checkpoint with a model card and an accuracy heatmap.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import random
@@ -36,7 +36,6 @@ from ..utils.files import (
     write_text_atomic,
 )
 from ..utils.model_card import render_card
-from .common import Subparsers, positive_int
 
 #: Characters of the training data. Letters have fixed symbol slots (a -> 0 ... e -> 4), so a
 #: baseline with five symbol rows can run exactly these; the SIT never sees another name.
@@ -524,38 +523,3 @@ def _run_demo(
 
 
 __all__ = ["DEFAULT", "QUICK", "DemoSettings", "build_datasets", "generate_copies", "run_demo"]
-
-
-def add_demo_parser(subparsers: Subparsers) -> None:
-    parser = subparsers.add_parser(
-        "demo",
-        help="train a small SIT and a fixed-embedding baseline on the copy task and compare them",
-        description=(
-            "Generate a copy-task dataset locally, train a small Symbol-Invariant Transformer and a "
-            "same-size fixed-embedding baseline on CPU (a few minutes), compare them (accuracy with the "
-            "training symbol count and with more symbols, edit distance, alpha-covariance), and save the "
-            "SIT with a model card and an accuracy heatmap."
-        ),
-    )
-    parser.add_argument(
-        "--output",
-        "-o",
-        default="symbolinv-demo",
-        metavar="DIR",
-        help="where to save the model, heatmap and results (default: ./symbolinv-demo)",
-    )
-    parser.add_argument(
-        "--steps",
-        type=positive_int,
-        default=None,
-        metavar="N",
-        help="training steps per model (default: 600; 250 with --quick)",
-    )
-    parser.add_argument("--seed", type=int, default=0, metavar="S", help="random seed for data and models (default: 0)")
-    parser.add_argument("--quick", action="store_true", help="tiny data and models, for a smoke test in under a minute")
-    parser.set_defaults(handler=run_demo_command)
-
-
-def run_demo_command(args: argparse.Namespace) -> int:
-    run_demo(output_dir=args.output, steps=args.steps, seed=args.seed, quick=args.quick)
-    return 0
