@@ -93,7 +93,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             extras = [extra for extra in extras if extra.startswith("-")]
         if extras:
             parser.error(f"unrecognized arguments: {' '.join(extras)}")
-    _set_threads(args.threads, args.command)
+    if args.command not in SINGLE_THREAD_COMMANDS:
+        # solve sets its threads itself, after reading its inputs: a syntax error is answered before torch loads.
+        _set_threads(args.threads, args.command)
     previous_format = warnings.formatwarning
     if not getattr(args, "debug", False):
         # A warning to a user is one line; the package's source line under it is for --debug.

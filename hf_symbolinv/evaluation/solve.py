@@ -17,25 +17,39 @@ from ..tasks import get_task, task_for_vocabulary
 
 @dataclass(frozen=True)
 class Answer:
-    """One answer of the model: its text in the user's names, the checker's verdict (``correct``,
-    ``incorrect``, ``unknown`` or ``invalid``) and, for LTL, the trace in readable infix."""
+    """One answer: its text in the user's names, the checker's verdict (``correct``, ``incorrect``, ``unknown`` or
+    ``invalid``), for LTL the trace in readable infix, the answer as it is shown whatever the names (``readable``:
+    ``Rain = true, Wind = false`` or an infix trace; ``polish``: Polish with spaces; ``None`` for an invalid
+    answer), and whether the exact solver gave it rather than the model."""
 
     text: str
     verdict: str
     trace: str | None = None
+    readable: str | None = None
+    polish: str | None = None
+    by_solver: bool = False
 
 
 @dataclass(frozen=True)
 class Solution:
-    """A model's answers to one input, with the task, the model folder, and whether the input has any correct
-    answer (``satisfiable``: ``True``, ``False``, or ``None`` when the exact solver could not tell in time or the
-    task has none)."""
+    """A model's answers to one input, with the task, the model folder, whether the input has any correct
+    answer (``satisfiable``: ``True``, ``False``, or ``None`` when the exact solver could not tell within its
+    budget or the task has none) and, when the model's first answer is not correct and the exact solver found
+    one, the solver's answer (``fallback``)."""
 
     input: str
     task: str
     model: Path
     answers: list[Answer] = field(default_factory=list)
     satisfiable: bool | None = None
+    fallback: Answer | None = None
+
+
+#: Work units of the exact LTL solver per input (its deterministic budget, :func:`hf_symbolinv.logic.solve_ltl`),
+#: beside its time limit: what one input may cost is bounded by work, not only by time, the same on every machine.
+EXACT_LTL_WORK = 2_000_000
+#: Seconds the exact LTL solver may take per input.
+EXACT_LTL_SECONDS = 5.0
 
 
 class Solver:
@@ -76,30 +90,66 @@ class Solver:
         top_n: int = 1,
         symbols: str | None = None,
         folder: Path | None = None,
+        fallback: bool = True,
+        check_timeout: float | None = 10.0,
+        max_new_tokens: int | None = None,
     ) -> Solution:
-        """The model's ``top_n`` answers to ``text`` (beam search of width ``max(beam, top_n)``), judged. A
-        ``ValueError`` names what is wrong with an input the model cannot read (with the position for a syntax
+        """The model's ``top_n`` answers to ``text`` (beam search of width ``max(beam, top_n)``), judged (each check
+        within ``check_timeout`` seconds), and with ``fallback`` the exact solver's answer when the model's first
+        answer is not correct. ``max_new_tokens`` caps the answer's length (the pipeline's own budget otherwise).
+        A ``ValueError`` names what is wrong with an input the model cannot read (with the position for a syntax
         error)."""
-        from .. import logic
         from .seq2seq import judge
 
         folder = folder if folder is not None else self.model_folder(text, task, symbols)
         pipe, task_name = self.pipeline(folder)
         rule = _symbol_rule(symbols)
         model_input = in_model_operators(text, task_name, symbols)
-        generated = pipe(model_input, symbols=symbols, num_beams=max(beam, top_n), num_return_sequences=top_n)
+        budget = {} if max_new_tokens is None else {"max_new_tokens": max_new_tokens}
+        generated = pipe(model_input, symbols=symbols, num_beams=max(beam, top_n), num_return_sequences=top_n, **budget)
         source = as_logic(text, task_name, rule)
         answers = []
         for item in generated:
             answer_text = item["generated_text"]
-            verdict = judge(task_name, source, as_logic(answer_text, task_name, rule, answer=True))
-            trace = None
-            if task_name == "ltl" and not verdict.invalid:
-                trace = logic.format_trace(logic.parse_trace(answer_text, symbols=rule), "infix")
-            answers.append(Answer(answer_text, verdict.state, trace))
-        status = EXACT_SOLVERS[task_name](source) if task_name in EXACT_SOLVERS else None
-        satisfiable = {"sat": True, "unsat": False}.get(status)  # None: no exact solver, or it timed out
-        return Solution(text, task_name, folder, answers, satisfiable)
+            verdict = judge(
+                task_name, source, as_logic(answer_text, task_name, rule, answer=True), timeout=check_timeout
+            )
+            answers.append(_shown(answer_text, verdict.state, task_name, rule))
+        status, solver_text = exact_solution(task_name, source)
+        satisfiable = {"sat": True, "unsat": False}.get(status)  # None: no exact solver, or out of budget
+        rescue = None
+        if fallback and solver_text is not None and (not answers or answers[0].verdict != "correct"):
+            verdict = judge(task_name, source, solver_text, timeout=check_timeout)
+            rescue = _shown(solver_text, verdict.state, task_name, None, by_solver=True)
+        return Solution(text, task_name, folder, answers, satisfiable, rescue)
+
+
+def _shown(text: str, verdict: str, task: str, rule: Any, by_solver: bool = False) -> Answer:
+    """An answer with the forms it is shown in (see :class:`Answer`)."""
+    from ..logic.reading import answer_forms
+
+    forms = answer_forms(text, task, rule) if verdict != "invalid" else None
+    readable, polish = forms if forms is not None else (None, None)
+    trace = readable if task == "ltl" else None
+    return Answer(text, verdict, trace, readable, polish, by_solver)
+
+
+def exact_solution(task: str, source: str) -> tuple[str | None, str | None]:
+    """The exact solver's status for ``source`` (``sat``, ``unsat``, ``timeout``; ``None`` for a task without one)
+    and, where satisfiable, an answer in the task's answer notation and the formula's names."""
+    from .. import logic
+
+    if task == "prop":
+        result = logic.solve_prop(source)
+        if result.status != "sat":
+            return result.status, None
+        return result.status, logic.format_assignment(result.assignment)
+    if task == "ltl":
+        result = logic.solve_ltl(source, timeout=EXACT_LTL_SECONDS, max_work=EXACT_LTL_WORK, minimize=False)
+        if result.status != "sat" or result.trace is None:
+            return result.status, None
+        return result.status, logic.format_trace(result.trace, "polish", "file")
+    return None, None
 
 
 def _symbol_rule(pattern: str | None) -> Any:
@@ -126,22 +176,6 @@ def in_model_operators(source: str, task: str, pattern: str | None) -> str:
         return print_(parse(source, symbols=rule))
     except (LogicSyntaxError, ValueError):
         return source
-
-
-def _prop_status(formula: str) -> str:
-    from ..logic import solve_prop
-
-    return solve_prop(formula).status
-
-
-def _ltl_status(formula: str) -> str:
-    from ..logic import solve_ltl
-
-    return solve_ltl(formula, timeout=5.0, minimize=False).status  # "timeout" says nothing
-
-
-#: The exact solvers that tell whether an input of a task has any correct answer.
-EXACT_SOLVERS = {"prop": _prop_status, "ltl": _ltl_status}
 
 
 def shipped_folder_for(text: str, symbols: Any, task: str | None) -> Path:

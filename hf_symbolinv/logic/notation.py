@@ -232,9 +232,7 @@ def _describe(tok: Token) -> str:
     return "end of input" if tok.kind == "end" else repr(tok.text)
 
 
-def tokenize(
-    text: str, notation: str, rule: SymbolRule, xor_word: bool = False, temporal: bool = True
-) -> list[Token]:
+def tokenize(text: str, notation: str, rule: SymbolRule, xor_word: bool = False, temporal: bool = True) -> list[Token]:
     """Split ``text`` into tokens (see the module docstring for the rules); ``temporal=False`` (a propositional
     formula) reads every word that is not an operator of propositional logic as a name."""
     segmented = any(ch.isspace() for ch in text)

@@ -233,3 +233,27 @@ def _checked(source: str, notation: str, task: str, formula: Formula, rule: Symb
     written = parse_as_written(source, notation, rule, task)
     notes = _split_words(source, notation, rule) if task == "ltl" else ()
     return ReadFormula(source.strip(), notation, task, formula, written, polish, model_formula.size, names, notes)
+
+
+def answer_forms(text: str, task: str, symbols: SymbolRule | None = None) -> tuple[str, str] | None:
+    """An answer as it is shown, the same whatever the names: for ``prop`` an assignment as ``Rain = true, Wind =
+    false`` and ``Rain 1 Wind 0``; for ``ltl`` a trace in infix (``a; cycle{1}``) and in Polish with spaces (``a ; {
+    1 }``). ``None`` for text that is no answer of the task (an invalid answer is shown as written)."""
+    from .notation import format_trace, parse_assignment, parse_trace
+
+    rule = symbols if symbols is not None else DEFAULT_RULE
+    try:
+        if task == "prop":
+            assignment = parse_assignment(text, rule)
+            readable = ", ".join(f"{name} = {'true' if value else 'false'}" for name, value in assignment.items())
+            return readable or "(any assignment)", " ".join(
+                token for name, value in assignment.items() for token in (name, "1" if value else "0")
+            )
+        if task == "ltl":
+            trace = parse_trace(text, symbols=rule)
+            compact = format_trace(trace, "polish", "file")
+            spaced = " ".join(token.text for token in tokenize(compact, "polish", rule) if token.kind != "end")
+            return format_trace(trace, "infix", "file"), spaced
+    except (LogicSyntaxError, ValueError):
+        return None
+    return None

@@ -84,6 +84,7 @@ EXAMPLES = (
 #: The renaming styles the page offers: other words, or other single letters.
 RENAMING_STYLES = ("words", "letters")
 
+
 def _parser(task: str) -> Callable[..., logic.Formula]:
     return logic.parse_prop if task == "prop" else logic.parse_ltl
 
