@@ -15,6 +15,7 @@ import warnings
 from collections.abc import Callable, Sequence
 
 from .. import __version__
+from ..utils.progress import quiet_off_terminal
 from .common import Subparsers, positive_int
 from .convert import add_convert_parser
 from .data import add_data_parser
@@ -85,6 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Parse ``argv`` (default: ``sys.argv[1:]``), run the chosen subcommand, return its exit status."""
     parser = build_parser()
     args, extras = parser.parse_known_args(argv)
+    quiet_off_terminal()  # before datasets, the Hub or transformers are imported: each reads its switch once
     if extras:
         # `solve MODEL --symbols R INPUT`: argparse stops a list of positionals at the first option; the inputs
         # after it are still inputs. Anything else unknown is an error, as parse_args makes it.

@@ -8,11 +8,14 @@ as such rather than "answered" with an incorrect assignment.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ..tasks import get_task, task_for_vocabulary
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -73,14 +76,19 @@ class Solver:
     def pipeline(self, folder: Path) -> tuple[Any, str]:
         """The (cached) generation pipeline of ``folder`` and its task's name."""
         if folder not in self._loaded:
-            from transformers import pipeline
-
-            from ..models.folders import load_model
-
-            model, tokenizer, _ = load_model(str(folder))  # in float32, though the shipped weights store float16
-            task = task_for_vocabulary(model.config.vocabulary).name
-            self._loaded[folder] = (pipeline("symbolic-generation", model=model, tokenizer=tokenizer), task)
+            self._loaded[folder] = self.load_pipeline(folder)
         return self._loaded[folder]
+
+    @staticmethod
+    def load_pipeline(folder: Path) -> tuple[Any, str]:
+        """A new generation pipeline of ``folder`` (not cached) and its task's name."""
+        from transformers import pipeline
+
+        from ..models.folders import load_model
+
+        model, tokenizer, _ = load_model(str(folder))  # in float32, though the shipped weights store float16
+        task = task_for_vocabulary(model.config.vocabulary).name
+        return pipeline("symbolic-generation", model=model, tokenizer=tokenizer), task
 
     def solve(
         self,
@@ -99,8 +107,6 @@ class Solver:
         answer is not correct. ``max_new_tokens`` caps the answer's length (the pipeline's own budget otherwise).
         A ``ValueError`` names what is wrong with an input the model cannot read (with the position for a syntax
         error)."""
-        from .seq2seq import judge
-
         folder = folder if folder is not None else self.model_folder(text, task, symbols)
         pipe, task_name = self.pipeline(folder)
         rule = _symbol_rule(symbols)
@@ -108,20 +114,49 @@ class Solver:
         budget = {} if max_new_tokens is None else {"max_new_tokens": max_new_tokens}
         generated = pipe(model_input, symbols=symbols, num_beams=max(beam, top_n), num_return_sequences=top_n, **budget)
         source = as_logic(text, task_name, rule)
-        answers = []
-        for item in generated:
-            answer_text = item["generated_text"]
-            verdict = judge(
-                task_name, source, as_logic(answer_text, task_name, rule, answer=True), timeout=check_timeout
-            )
-            answers.append(_shown(answer_text, verdict.state, task_name, rule))
-        status, solver_text = exact_solution(task_name, source)
-        satisfiable = {"sat": True, "unsat": False}.get(status)  # None: no exact solver, or out of budget
+        texts = [item["generated_text"] for item in generated]
+        judged = [as_logic(answer_text, task_name, rule, answer=True) for answer_text in texts]
+        # The checker's and the exact solver's work: pure Python, run where `check_runner` says (the web page runs it
+        # in a process it can stop).
+        checked = self.check_runner(check_answers, (task_name, source, judged, fallback, check_timeout))
+        answers = [_shown(answer_text, state, task_name, rule) for answer_text, state in zip(texts, checked.states)]
+        satisfiable = {"sat": True, "unsat": False}.get(checked.status)  # None: no exact solver, or out of budget
         rescue = None
-        if fallback and solver_text is not None and (not answers or answers[0].verdict != "correct"):
-            verdict = judge(task_name, source, solver_text, timeout=check_timeout)
-            rescue = _shown(solver_text, verdict.state, task_name, None, by_solver=True)
+        if checked.solver_text is not None and checked.solver_state is not None:
+            rescue = _shown(checked.solver_text, checked.solver_state, task_name, None, by_solver=True)
         return Solution(text, task_name, folder, answers, satisfiable, rescue)
+
+    def check_runner(self, work: Callable[..., T], args: tuple) -> T:
+        """Where the checking work of :meth:`solve` runs: here, in this thread (the web page's solver runs it in a
+        process it can stop)."""
+        return work(*args)
+
+
+@dataclass(frozen=True)
+class Checked:
+    """The checker's verdict on each answer, the exact solver's status and, where asked for and needed, its answer
+    with the checker's verdict on it."""
+
+    states: list[str]
+    status: str | None
+    solver_text: str | None = None
+    solver_state: str | None = None
+
+
+def check_answers(
+    task: str, source: str, answers: list[str], fallback: bool = True, check_timeout: float | None = 10.0
+) -> Checked:
+    """Judge each answer to ``source`` (in the logic engine's notation), ask the exact solver whether any answer is
+    correct and, with ``fallback``, for its answer when the first answer is not correct. Pure Python (the logic engine
+    and the tasks' checkers, no torch), so that it can run in another process."""
+    from ..tasks import get_task
+
+    judge = get_task(task).judge
+    states = [judge(source, answer, None, check_timeout).state for answer in answers]
+    status, solver_text = exact_solution(task, source)
+    if not fallback or solver_text is None or (states and states[0] == "correct"):
+        return Checked(states, status)
+    return Checked(states, status, solver_text, judge(source, solver_text, None, check_timeout).state)
 
 
 def _shown(text: str, verdict: str, task: str, rule: Any, by_solver: bool = False) -> Answer:

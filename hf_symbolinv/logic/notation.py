@@ -19,8 +19,10 @@ operator applied to the rest (``GFa`` is ``G F a``, and so ``Grant`` is ``G rant
 ``X ray``), while ``F``, ``G`` or ``X`` followed by a digit begins a name (``X1``, ``G0_b``); a word
 that begins with ``U``, ``R``, ``W`` or ``M`` right after an operand is that binary operator
 (``a Ub`` is ``a U b``); ``true`` and ``false`` are read in any case. A propositional formula has
-no temporal operators, so there every such word is a name (``Grant & Xray``). Printing uses no
-separators when every token is one character, otherwise single spaces.
+no temporal operators, so there every such word is a name (``Grant & Xray``). A name in double
+quotes is a name whatever it spells (``"Grant"``, ``"X"``), and infix printing quotes a name that
+would not read back as itself, as Spot does. Printing uses no separators when every token is one
+character, otherwise single spaces.
 """
 
 from __future__ import annotations
@@ -244,6 +246,18 @@ def tokenize(text: str, notation: str, rule: SymbolRule, xor_word: bool = False,
         ch = text[i]
         if ch.isspace():
             i += 1
+            continue
+        if ch == '"':
+            # A name in double quotes, as Spot writes a name its lexer would read otherwise ("Grant", "X").
+            end = text.find('"', i + 1)
+            if end < 0:
+                raise LogicSyntaxError(
+                    text, n, "a closing '\"' of the name opened at position " + str(i), "end of input"
+                )
+            if end == i + 1:
+                raise LogicSyntaxError(text, i, "a name between the quotes", "'\"\"'")
+            append(Token("sym", text[i + 1 : end], i, text[i : end + 1]))
+            i = end + 1
             continue
         if ch in _PUNCT_CHARS:
             for spelling in spellings:
@@ -675,6 +689,19 @@ def _needs_parentheses(parent: Formula, child: Formula, right: bool) -> bool:
     return right != (level in RIGHT_ASSOC_LEVELS)
 
 
+def infix_name(name: str) -> str:
+    """``name`` as infix writes it: as it is where LTL infix reads it back as that name, else in double quotes, as
+    Spot writes it (``"Grant"``: unquoted, Spot's lexer reads ``G rant``; ``"X"``, ``"true"``, ``"a b"``)."""
+    plain = (
+        _bad_name_char(name) is None
+        and name not in WORD_OPS
+        and name.lower() not in ("true", "false", CYCLE_KEYWORD)
+        and not (len(name) > 1 and name[0] in "XFG" and not name[1].isdigit())
+        and '"' not in name
+    )
+    return name if plain else f'"{name}"'
+
+
 def _infix(f: Formula, spelling: Mapping[str, str]) -> str:
     # Iterative (a formula nests as deep as its input): a stack of pieces still to write, each a string
     # or a node; a node pushes its own pieces in reverse so that they pop in reading order.
@@ -685,7 +712,7 @@ def _infix(f: Formula, spelling: Mapping[str, str]) -> str:
         if isinstance(item, str):
             out.append(item)
         elif isinstance(item, Atom):
-            out.append(item.name)
+            out.append(infix_name(item.name))
         elif isinstance(item, Const):
             out.append(spelling[item.op])
         elif item.arity == 1:
