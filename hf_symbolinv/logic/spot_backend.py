@@ -19,7 +19,7 @@ from .helpers import rename_formula, rename_trace, symbols_of
 from .notation import format_formula, format_trace, parse_trace
 
 if TYPE_CHECKING:
-    from .ltl import LTLSolveResult, Verdict
+    from .ltl_core import LTLSolveResult, Verdict
 
 __all__ = ["spot_available", "spot_check_ltl", "spot_solve_ltl", "run_with_timeout"]
 
@@ -95,7 +95,7 @@ def _accepting_word(formula_text: str) -> str | None:
 
 
 def spot_check_ltl(formula: Formula, trace: Trace, timeout: float | None) -> Verdict:
-    from .ltl import Verdict  # noqa: F811 (runtime import; ltl imports this module lazily)
+    from .ltl_core import Verdict  # noqa: F811 (ltl_core, not ltl: ltl -> ltl_check -> here would be a circle)
 
     mapping = _safe_names(formula, trace)
     # Spot reads <-> and xor: the formula goes as it is, without the model vocabulary's rewriting.
@@ -108,7 +108,7 @@ def spot_check_ltl(formula: Formula, trace: Trace, timeout: float | None) -> Ver
 
 
 def spot_solve_ltl(formula: Formula, timeout: float | None) -> LTLSolveResult:
-    from .ltl import LTLSolveResult  # noqa: F811
+    from .ltl_core import LTLSolveResult  # noqa: F811
 
     mapping = _safe_names(formula)
     back = {v: k for k, v in mapping.items()}
