@@ -55,7 +55,12 @@ def machine() -> str:
 def timed(argv: list[str], env: dict[str, str]) -> tuple[float, int]:
     started = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "hf_symbolinv.commands", *argv], env=env, capture_output=True, timeout=900, check=False
+        [sys.executable, "-m", "hf_symbolinv.commands", *argv],
+        env=env,
+        cwd=env["PYTHONPATH"],  # `python -m` puts the current folder first on the path: the checkout timed
+        capture_output=True,
+        timeout=900,
+        check=False,
     )
     return time.perf_counter() - started, done.returncode
 
@@ -88,7 +93,16 @@ def main() -> int:
             "exit_status": sorted({code for _, code in runs}),
         }
         print(f"{name}: median {rows[name]['median_s']} s ({rows[name]['min_s']}-{rows[name]['max_s']})", flush=True)
+    probe = subprocess.run(
+        [sys.executable, "-c", "import hf_symbolinv; print(hf_symbolinv.__file__)"],
+        env=env,
+        cwd=env["PYTHONPATH"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     record = {
+        "package": probe.stdout.strip(),
         "when": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "package_root": args.package_root,
         "machine": machine(),
@@ -102,6 +116,12 @@ def main() -> int:
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(results, indent=1) + "\n")
     tmp.replace(path)
+    write_table(results)
+    return 0
+
+
+def write_table(results: dict) -> None:
+    """``RESULTS.md``: every recorded run as a table."""
     lines = [
         "# `symbolinv solve` latency (benchmarks/solve_latency.py)",
         "",
@@ -111,16 +131,16 @@ def main() -> int:
         "| run | machine | case | median (s) | min-max (s) | exit status |",
         "| --- | --- | --- | --- | --- | --- |",
     ]
+    escaped_bar = "\\|"  # a | inside a Markdown table cell
     for label, r in results.items():
         for name, row in r["cases"].items():
             lines.append(
-                f"| {label} ({r['when']}) | {r['machine']} | {name} | {row['median_s']} | "
+                f"| {label} ({r['when']}) | {r['machine']} | {name.replace('|', escaped_bar)} | {row['median_s']} | "
                 f"{row['min_s']}-{row['max_s']} | {', '.join(map(str, row['exit_status']))} |"
             )
     tmp = OUT / "RESULTS.md.tmp"
     tmp.write_text("\n".join(lines) + "\n")
     tmp.replace(OUT / "RESULTS.md")
-    return 0
 
 
 if __name__ == "__main__":

@@ -253,9 +253,10 @@ def _solve_arguments(inputs: list[str], model: str | None = None) -> tuple[Path 
     first = inputs[0]
     if len(inputs) > 1 and (Path(first).is_dir() or os.sep in first or Path(first).exists()):
         if os.sep not in first and _reads_as_formula(first):
+            kind = "a folder" if Path(first).is_dir() else "a file"
             raise ValueError(
-                f"{first!r} is both a folder here and a formula: pass the model as --model {first} (then every "
-                "argument is an input), or run where no such folder is to read it as a formula"
+                f"{first!r} is both {kind} here and a formula: pass the model as --model {first} (then every "
+                "argument is an input), or run where no such path is to read it as a formula"
             )
         return resolve_model_folder(first), inputs[1:]
     return None, inputs

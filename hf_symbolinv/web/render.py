@@ -70,14 +70,16 @@ def satisfiability_html(satisfiable: bool | None, task: str) -> str:
 
 def _answer_cell(answer: Answer, task: str) -> str:
     """An answer as ``symbolinv solve`` prints it, the same whatever the names: an assignment as ``Rain = true, Wind
-    = false`` over the model's own writing, a trace in infix over its Polish form (with spaces)."""
+    = false`` over the model's own writing, a trace in infix over its Polish form (with spaces). The model's writing
+    is the ``si-answer`` element in each case."""
     if answer.readable is None:  # an invalid answer, as written
         return _code(shorten(answer.text), "si-answer")
+    written = _code(shorten(answer.polish or answer.text), "si-answer")
     if task == "ltl":
-        cell = _code(shorten(answer.readable), "si-answer si-trace")
-        return cell + f'<div class="si-readable">in Polish: {_code(shorten(answer.polish or ""), "si-polish")}</div>'
-    cell = f'<span class="si-answer">{escape(shorten(answer.readable, 200))}</span>'
-    return cell + f'<div class="si-readable">as the model writes it: {_code(shorten(answer.polish or ""))}</div>'
+        cell = f'<div class="si-readable-answer">trace {_code(shorten(answer.readable), "si-trace")}</div>'
+        return cell + f'<div class="si-readable">in Polish: {written}</div>'
+    cell = f'<div class="si-readable-answer">{escape(shorten(answer.readable, 200))}</div>'
+    return cell + f'<div class="si-readable">as the model writes it: {written}</div>'
 
 
 def answers_html(view: AnswerView) -> str:
