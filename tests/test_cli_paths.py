@@ -1,6 +1,6 @@
 """Every path argument of every command, given a missing, an unwritable and a wrong-kind path.
 
-The rule under test (README, "What the commands guarantee"): bad input gets one line, ``error: <problem>``,
+The rule under test (docs/guarantees.md, "What the commands guarantee"): bad input gets one line, ``error: <problem>``,
 naming the path or field, exit status 2, no traceback unless ``--debug``; and a refused command creates,
 replaces and deletes nothing. The tests run as root, where permissions stop nothing, so "unwritable" means a
 path under a regular file or under ``/proc`` (which refuses new entries even to root), and "unreadable" an

@@ -109,3 +109,24 @@ def test_a_compiled_campaign_trains_compiled_on_random_batches(tmp_path: Path) -
     # Batches grouped by length would reach every (streams, length) bucket, each compiled in the window's time.
     assert "--group-by-length" not in arguments
     assert "--compile" not in gpu_campaign.train_arguments(run, tmp_path / "d", tmp_path / "w", 7, 2)
+
+
+def test_runs_on_one_dataset_wait_for_each_others_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two campaigns started side by side on one dataset: the second waits while the first holds the data's lock."""
+    from dataset_builders.errors import OutputInUseError
+
+    attempts: list[str] = []
+
+    def build(config: str, out_dir: Path, **options: object) -> None:
+        attempts.append(config)
+        if len(attempts) < 3:
+            raise OutputInUseError(f"{out_dir} is being written by another build right now")
+
+    monkeypatch.setattr(gpu_campaign.dataset_builders, "build", build)
+    monkeypatch.setattr(gpu_campaign.time, "sleep", lambda seconds: None)
+    gpu_campaign.build_shared_data("ltl-35", tmp_path / "data", {})
+    assert attempts == ["ltl-35"] * 3
+    attempts.clear()
+    with pytest.raises(OutputInUseError):  # a lock held past the wait is still an error
+        gpu_campaign.build_shared_data("ltl-35", tmp_path / "data", {}, wait_seconds=-1)
+    assert attempts == ["ltl-35"]

@@ -9,10 +9,10 @@ import torch
 from safetensors import safe_open
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
-from hf_symbolinv import logic
+from hf_symbolinv import logic, pretrained
 from hf_symbolinv.commands import main
 from hf_symbolinv.evaluation import judge
-from hf_symbolinv.pretrained import SHIPPED, model_for, shipped_model
+from hf_symbolinv.pretrained import SHIPPED, shipped_model
 
 #: The most bytes each shipped weights file may take (the small models: 4 MB, as promised in their issue).
 MAX_BYTES = {"prop-small": 4 * 10**6, "ltl-small": 4 * 10**6, "prop-best": 8 * 2**20, "ltl-best": 8 * 2**20}
@@ -72,11 +72,57 @@ def test_shipped_model_takes_a_name_or_a_task() -> None:
         shipped_model("kinship")
 
 
-def test_large_propositional_formulas_go_to_the_model_trained_on_them() -> None:
-    assert model_for("prop", 20) == shipped_model("prop-small")
-    assert model_for("prop", 21) == shipped_model("prop-best")
-    # ltl-best answers LTL formulas of every size better than ltl-small (see its card).
-    assert model_for("ltl", 5) == model_for("ltl", 35) == shipped_model("ltl-best")
+def _write_table(folder, task: str, cells: dict[int, dict[int, list[int]]]) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    table = {"task": task, "cells": {str(k): {str(n): c for n, c in row.items()} for k, row in cells.items()}}
+    (folder / pretrained.CHOICE_TABLE).write_text(json.dumps(table))
+
+
+def test_solve_asks_the_model_whose_measured_table_is_best_for_the_formula(tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(pretrained, "PRETRAINED_DIR", tmp_path)
+    monkeypatch.setattr(pretrained, "SHIPPED", {"small": "prop", "big": "prop", "temporal": "ltl"})
+    monkeypatch.setattr(pretrained, "DEFAULT_FOR_TASK", {"prop": "small", "ltl": "temporal"})
+    # small: best on small formulas; big: best on large ones, and on 5 symbols of the middle band only.
+    _write_table(tmp_path / "small", "prop", {3: {5: [95, 100], 15: [90, 100], 30: [60, 100]}, 5: {15: [40, 100]}})
+    _write_table(tmp_path / "big", "prop", {3: {5: [80, 100], 15: [85, 100], 30: [75, 100]}, 5: {15: [80, 100]}})
+    assert pretrained.model_for("prop", 4) == tmp_path / "small"
+    assert pretrained.model_for("prop", 30) == tmp_path / "big"
+    assert pretrained.model_for("prop", 50) == tmp_path / "big"  # beyond the table: its largest band
+    assert pretrained.model_for("prop", 15, num_symbols=3) == tmp_path / "small"
+    assert pretrained.model_for("prop", 15, num_symbols=5) == tmp_path / "big"
+    assert pretrained.model_for("prop", 15, num_symbols=9) == tmp_path / "big"  # more symbols: the largest count
+    # Without the symbol count, the band pooled over every count: small 130/200, big 165/200.
+    assert pretrained.model_for("prop", 15) == tmp_path / "big"
+    # No model of the task has a table: the task's default.
+    assert pretrained.model_for("ltl", 10) == tmp_path / "temporal"
+
+
+def test_a_thin_cell_is_pooled_with_its_band_and_a_tie_goes_to_the_first_shipped(tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(pretrained, "PRETRAINED_DIR", tmp_path)
+    monkeypatch.setattr(pretrained, "SHIPPED", {"small": "prop", "big": "prop"})
+    _write_table(tmp_path / "small", "prop", {2: {5: [50, 50]}, 4: {5: [1, 2]}})
+    _write_table(tmp_path / "big", "prop", {2: {5: [40, 50]}, 4: {5: [2, 2]}})
+    # Two formulas of 4 symbols say little: the band's 52 formulas decide (51 against 42).
+    assert pretrained.model_for("prop", 5, num_symbols=4) == tmp_path / "small"
+    _write_table(tmp_path / "big", "prop", {2: {5: [50, 50]}, 4: {5: [1, 2]}})
+    assert pretrained.model_for("prop", 5, num_symbols=4) == tmp_path / "small"
+
+
+def test_a_damaged_choice_table_is_named(tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(pretrained, "PRETRAINED_DIR", tmp_path)
+    monkeypatch.setattr(pretrained, "SHIPPED", {"small": "prop"})
+    (tmp_path / "small").mkdir()
+    (tmp_path / "small" / pretrained.CHOICE_TABLE).write_text('{"task": "prop", "cells": [1, 2')
+    with pytest.raises(ValueError, match=r"small/evaluation.json: not a choice table"):
+        pretrained.model_for("prop", 5)
+
+
+def test_every_shipped_logic_model_has_a_measured_choice_table() -> None:
+    for name, task in SHIPPED.items():
+        table = pretrained.choice_table(name)
+        assert table is not None, f"{name} has no {pretrained.CHOICE_TABLE}: run benchmarks/paper_distribution.py"
+        assert table["task"] == task
+        assert sum(count for row in table["cells"].values() for _, count in row.values()) >= 500
 
 
 def _answers(capsys: pytest.CaptureFixture[str]) -> list[tuple[str, str]]:

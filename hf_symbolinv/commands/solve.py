@@ -29,7 +29,7 @@ def add_solve_parser(subparsers: Subparsers) -> None:
         nargs="+",
         metavar="[MODEL] INPUT",
         help="a saved model folder (or use --model; default: a trained model that ships with the package, chosen by "
-        "each input: prop-small, prop-best for formulas of more than 20 nodes, ltl-best for LTL), then one or more "
+        "each input: the one whose measured table is best for the input's size and symbol count), then one or more "
         "inputs, e.g. '& a | b ! c' 'G F req -> F grant' '(a U b) & (c R d)' (quote each; each model is loaded once)",
     )
     parser.add_argument(
@@ -119,7 +119,7 @@ def run_solve(args: argparse.Namespace) -> int:
             print(f"error: {read}", file=sys.stderr)
             status = 2
             continue
-        source = folder if folder is not None else model_for(read.task, read.size)
+        source = folder if folder is not None else model_for(read.task, read.size, len(read.names))
         try:
             solution = solver.solve(
                 read.polish,

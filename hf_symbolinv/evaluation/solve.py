@@ -217,7 +217,7 @@ def shipped_folder_for(text: str, symbols: Any, task: str | None) -> Path:
     """The shipped trained model for ``text`` (see :func:`hf_symbolinv.pretrained.model_for`): a formula that
     parses as propositional goes to a prop model unless ``task`` is ``ltl``, an LTL formula to the LTL model;
     anything else is refused with the parser's message."""
-    from ..logic import LogicSyntaxError, parse_ltl, parse_prop
+    from ..logic import LogicSyntaxError, parse_ltl, parse_prop, symbols_of
     from ..pretrained import model_for
 
     parsers = {"prop": parse_prop, "ltl": parse_ltl}
@@ -229,7 +229,7 @@ def shipped_folder_for(text: str, symbols: Any, task: str | None) -> Path:
         except (LogicSyntaxError, ValueError) as error:
             problem = error  # the last parser tried (LTL) reads the most
             continue
-        return model_for(name, formula.size)
+        return model_for(name, formula.size, len(symbols_of(formula)))
     what = f"a {task} formula" if task is not None else "a propositional or LTL formula"
     hint = (
         ""

@@ -18,19 +18,23 @@ How each was trained and what it scores is in its model card (``README.md``).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 PRETRAINED_DIR = Path(__file__).resolve().parent
 
 #: The shipped checkpoints by name, each with its task.
 SHIPPED: dict[str, str] = {"prop-small": "prop", "ltl-small": "ltl", "prop-best": "prop", "ltl-best": "ltl"}
-#: The checkpoint a task's inputs get by default (``symbolinv solve`` may choose another, see :func:`model_for`).
-#: LTL: ``ltl-best`` (trained on formulas of up to 35 nodes) answers small formulas as well as ``ltl-small`` on 1-3
-#: symbols and better on 4-8 (95.0% against 95.4% correct on 1-3, 97.7% against 93.3% on 4-8; the cards have them).
+#: The checkpoint a task's inputs get where no shipped model of the task has a choice table (see :func:`model_for`).
 DEFAULT_FOR_TASK: dict[str, str] = {"prop": "prop-small", "ltl": "ltl-best"}
-#: The largest formulas ``prop-small`` was trained on; larger ones go to ``prop-best``, trained on formulas of up
-#: to 35 nodes (not measured against ``prop-small`` there: see ``model_for``).
-SMALL_MODEL_MAX_SIZE = 20
+#: The table each shipped folder holds of its model's first answers on the validation split of the task's paper-size
+#: data (``prop-35`` / ``ltl-35``), by symbol count and formula size; written by ``scripts/model_choice.py``.
+CHOICE_TABLE = "evaluation.json"
+#: Formula sizes pooled into one cell of the choice (the bands of the paper's distribution, 1-35 nodes).
+SIZE_BANDS: tuple[tuple[int, int], ...] = ((1, 10), (11, 20), (21, 35))
+#: The fewest judged formulas a cell needs before its symbol count is told apart; below, the band's counts pooled.
+MIN_CELL_COUNT = 30
 
 
 def shipped_model(name: str) -> Path:
@@ -43,12 +47,74 @@ def shipped_model(name: str) -> Path:
     return PRETRAINED_DIR / name
 
 
-def model_for(task: str, size: int) -> Path:
-    """The shipped checkpoint that answers an input of ``task`` with ``size`` nodes best: the task's default, except
-    for propositional formulas larger than the small model's training formulas, which go to ``prop-best``."""
-    if task == "prop" and size > SMALL_MODEL_MAX_SIZE:
-        return shipped_model("prop-best")
-    return shipped_model(task)
+def size_band(size: int) -> tuple[int, int]:
+    """The band of :data:`SIZE_BANDS` that ``size`` falls in (larger formulas count with the largest band)."""
+    for low, high in SIZE_BANDS:
+        if size <= high:
+            return low, high
+    return SIZE_BANDS[-1]
 
 
-__all__ = ["DEFAULT_FOR_TASK", "PRETRAINED_DIR", "SHIPPED", "model_for", "shipped_model"]
+def choice_table(name: str, folder: Path | None = None) -> dict[str, Any] | None:
+    """The choice table of the shipped model ``name`` (``None`` where its folder has none)."""
+    path = (folder if folder is not None else PRETRAINED_DIR / name) / CHOICE_TABLE
+    if not path.is_file():
+        return None
+    try:
+        table = json.loads(path.read_text(encoding="utf-8"))
+        cells = table["cells"]
+        return {
+            "task": table["task"],
+            "cells": {int(k): {int(n): tuple(c) for n, c in v.items()} for k, v in cells.items()},
+        }
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
+        raise ValueError(f"{path}: not a choice table ({error})") from None
+
+
+def expected_correct(table: dict[str, Any], size: int, num_symbols: int | None) -> tuple[float, int]:
+    """The share of correct first answers ``table`` records for formulas of ``size``'s band with ``num_symbols``
+    symbols (the largest count it holds where it holds fewer; the whole band where that cell is too thin), and how
+    many formulas that share is of."""
+    low, high = size_band(size)
+    cells: dict[int, dict[int, tuple[int, int]]] = table["cells"]
+
+    def pooled(symbol_counts: list[int]) -> tuple[int, int]:
+        hits = count = 0
+        for k in symbol_counts:
+            for n, (h, c) in cells.get(k, {}).items():
+                if low <= n <= high:
+                    hits, count = hits + h, count + c
+        return hits, count
+
+    hits, count = 0, 0
+    if num_symbols is not None and cells:
+        hits, count = pooled([min(num_symbols, max(cells))])
+    if count < MIN_CELL_COUNT:
+        hits, count = pooled(list(cells))
+    return (hits / count if count else 0.0), count
+
+
+def model_for(task: str, size: int, num_symbols: int | None = None) -> Path:
+    """The shipped checkpoint that answers an input of ``task`` with ``size`` nodes and ``num_symbols`` symbols best:
+    the one whose choice table (measured, never written by hand) records the most correct first answers for such
+    formulas; the first of :data:`SHIPPED` on a tie. The task's default where no model of the task has a table."""
+    scored = []
+    for order, (name, model_task) in enumerate(SHIPPED.items()):
+        if model_task != task or (table := choice_table(name)) is None:
+            continue
+        share, count = expected_correct(table, size, num_symbols)
+        if count:
+            scored.append((-share, order, name))
+    return shipped_model(min(scored)[2] if scored else task)
+
+
+__all__ = [
+    "CHOICE_TABLE",
+    "DEFAULT_FOR_TASK",
+    "PRETRAINED_DIR",
+    "SHIPPED",
+    "choice_table",
+    "expected_correct",
+    "model_for",
+    "shipped_model",
+]

@@ -81,14 +81,13 @@ def _card_for(entry: ModelEntry, folder: Path | None = None) -> str:
         return card_excerpt(folder)
     if entry.folder is not None:
         return card_excerpt(entry.folder)
-    from ..pretrained import DEFAULT_FOR_TASK, SMALL_MODEL_MAX_SIZE, shipped_model
+    from ..pretrained import SHIPPED, shipped_model
 
     intro = (
-        "Each formula gets the shipped model that fits it, as `symbolinv solve` chooses: `prop-small` for "
-        f"propositional formulas of up to {SMALL_MODEL_MAX_SIZE} nodes, `prop-best` for larger ones, `ltl-best` for "
-        "LTL."
+        "Each formula gets the shipped model that answers formulas of its size and symbol count best, as `symbolinv "
+        "solve` chooses: each shipped model's measured table of correct answers by size and symbol count decides."
     )
-    cards = [card_excerpt(shipped_model(name)) for name in sorted(set(DEFAULT_FOR_TASK.values()))]
+    cards = [card_excerpt(shipped_model(name)) for name in sorted(SHIPPED)]
     return "\n\n".join([intro, *cards])
 
 

@@ -345,13 +345,13 @@ class DemoBackend:
         return [entry for entry in self.entries if entry.fixed]
 
     def folder_for(self, entry: ModelEntry, read: ReadFormula) -> Path:
-        """The folder that answers ``read`` for ``entry``: its own, or the shipped model for the formula's task
-        and size."""
+        """The folder that answers ``read`` for ``entry``: its own, or the shipped model for the formula's task,
+        size and symbol count."""
         if entry.folder is not None:
             return entry.folder
         from ..pretrained import model_for
 
-        return model_for(read.task, read.size)
+        return model_for(read.task, read.size, len(read.names))
 
     def warm_up(self, formulas: Sequence[str] = ("& a | b ! c", "U a X b")) -> None:
         """Load the models the page answers with by default and answer one formula each, so that the first
