@@ -339,7 +339,8 @@ def test_cli_train_evaluate_and_solve(prop_data: Path, tmp_path: Path, capsys) -
     capsys.readouterr()
     assert main(["solve", str(output), "& req | grant ! ack", "--beam", "1"]) == 0
     printed = capsys.readouterr().out
-    assert printed.startswith("1. ") and any(state in printed for state in ("[correct]", "[incorrect]", "[invalid]"))
+    assert "answered by: " in printed and "\n1. " in printed  # the model that answered, then its answers
+    assert any(state in printed for state in ("[correct]", "[incorrect]", "[invalid]"))
     assert (
         main(
             [

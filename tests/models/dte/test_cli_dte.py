@@ -95,7 +95,7 @@ def test_a_dte_preset_trains_evaluates_and_fine_tunes(tree_data: Path, tmp_path:
     loads = []
     real_load = tree_route.load_tree_folder
     monkeypatch.setattr(tree_route, "load_tree_folder", lambda folder: loads.append(folder) or real_load(folder))
-    assert main(["solve", str(output), source, source[:-1], "(CAR (NP the dog) (VP ran))"]) == 2
+    assert main(["solve", str(output), source, source[:-1], source]) == 2
     out, err = capsys.readouterr()
     assert len(loads) == 1 and out.count("steps]") == 2 and out.count("input: ") == 3
     assert err.count("error: ") == 1 and "never closed" in err
