@@ -524,7 +524,7 @@ def ship(args: argparse.Namespace) -> int:
         campaign = gpu_campaign.CAMPAIGNS[args.campaign]
         state = gpu_campaign.STATE_ROOT / args.campaign
         entry = gpu_campaign.log_entries(state)[-1]
-        report, model_dir, task = entry["test_beam3"], state / "checkpoint", campaign.task
+        report, model_dir, task = entry["test_beam3"], gpu_campaign.kept_checkpoint(state), campaign.task
         calls = gpu_campaign.log_entries(state)
         sets = campaign.extra[1:] if campaign.extra[:1] == ("--set",) else ()
         training = CAMPAIGN_TRAINING.format(

@@ -350,7 +350,8 @@ def test_a_checkpoint_cut_short_while_saved_is_passed_over(prop_data: Path, tmp_
     capsys.readouterr()
     assert _train(prop_data, output, "--eval-steps", "2", steps="6") == 0
     out = capsys.readouterr().out
-    assert f"resuming from {checkpoints / 'checkpoint-2'}: checkpoint-4 is incomplete" in out
+    assert f"resuming from {checkpoints / 'checkpoint-2'}: checkpoint-4 is damaged: optimizer.pt is 0 bytes" in out
+    assert "continuing checkpoint-2 with --steps/--epochs 4 -> 6" in out  # a longer run is applied, and said
     assert json.loads((checkpoints / "checkpoint-6" / "trainer_state.json").read_text())["global_step"] == 6
 
 

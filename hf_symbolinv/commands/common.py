@@ -8,11 +8,8 @@ Errors are raised (``ValueError``, ``OSError``) and turned into one line and exi
 from __future__ import annotations
 
 import argparse
-import contextlib
-import errno
 import json
 import math
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -131,24 +128,6 @@ def resume_mismatch(config: Any, checkpoint: Path) -> str | None:
         return None
     changes = ", ".join(f"{key}: {saved[key]!r} -> {current[key]!r}" for key in differ)
     return f"{checkpoint} was trained with other settings ({changes}); keep them, or pass --no-resume"
-
-
-@contextlib.contextmanager
-def checkpoint_writes(checkpoints: Path) -> Iterator[None]:
-    """Turn torch's failure to write a checkpoint (a full disk gives ``[enforce fail at inline_container.cc]``,
-    deep inside torch) into an error naming the folder; the checkpoint cut short is passed over on resume."""
-    try:
-        yield
-    except RuntimeError as error:
-        text = str(error)
-        if "inline_container" not in text and "PytorchStreamWriter" not in text and "write" not in text.lower():
-            raise
-        reason = text.strip().splitlines()[0] if text.strip() else "write failed"
-        raise OSError(
-            errno.EIO,
-            f"could not write a checkpoint ({reason}; is the disk full?); the last complete one is kept",
-            str(checkpoints),
-        ) from None
 
 
 def checkpoint_problem(config: Any, checkpoints: Path, no_resume: bool) -> str | None:

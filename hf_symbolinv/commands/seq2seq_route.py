@@ -13,7 +13,6 @@ from ..tasks import get_task, task_for_vocabulary
 from ..utils.progress import show_progress
 from .common import (
     checkpoint_problem,
-    checkpoint_writes,
     load_data,
     load_split,
     save_trained_model,
@@ -66,8 +65,8 @@ def train_seq2seq(args: argparse.Namespace, output: Path, config: Any, init_fold
         SymbolInvTrainer,
         TimeLimit,
         grouping_key,
+        prepare_checkpoints,
         recipe_arguments,
-        resume_point,
         semantic_metrics,
         tokenize_dataset,
     )
@@ -136,6 +135,18 @@ def train_seq2seq(args: argparse.Namespace, output: Path, config: Any, init_fold
         dataloader_pin_memory=torch.cuda.is_available(),
     )
     time_limit = TimeLimit(args.time_limit * 60) if args.time_limit is not None else None
+    # What a resumed run must keep (its optimizer and schedule are restored): recorded with every checkpoint.
+    options = {
+        "learning_rate": args.lr,
+        "batch_size": args.batch_size,
+        "gradient_accumulation": args.grad_accum,
+        "targets": args.targets,
+        "seed": args.seed,
+        "warmup": _warmup(args, steps) if args.warmup_steps or args.warmup_ratio is not None else "default",
+        "steps": steps,
+        "max_train_samples": args.max_train_samples,
+        "curriculum": args.curriculum,
+    }
     trainer = SymbolInvTrainer(
         model=model,
         args=training_args,
@@ -144,6 +155,7 @@ def train_seq2seq(args: argparse.Namespace, output: Path, config: Any, init_fold
         processing_class=tokenizer,
         data_collator=SymbolInvDataCollator(tokenizer, model=model, bucketed=args.compile is not None),
         compile_backend=args.compile,
+        checkpoint_options=options,
         compute_metrics=semantic_metrics(args.task, tokenizer, held_out["input"], held_out["target"])
         if evaluation is not None
         else None,
@@ -157,9 +169,9 @@ def train_seq2seq(args: argparse.Namespace, output: Path, config: Any, init_fold
     problem = checkpoint_problem(config, output / "checkpoints", args.no_resume)
     if problem is not None:
         raise ValueError(problem)
-    start = resume_point(output / "checkpoints") if not args.no_resume else None
-    with checkpoint_writes(output / "checkpoints"):
-        trainer.train(resume_from_checkpoint=str(start) if start is not None else None)
+    start = prepare_checkpoints(output / "checkpoints", options, resume=not args.no_resume)
+    # A checkpoint that cannot be written (a full disk) ends the run in one line: see CheckpointRecordMixin.
+    trainer.train(resume_from_checkpoint=str(start) if start is not None else None)
     if stopped_by_time_limit(time_limit, steps, args.time_limit, output / "checkpoints"):
         return 0
     metrics = trainer.evaluate() if evaluation is not None else {}

@@ -148,6 +148,8 @@ def run_train(args: argparse.Namespace) -> int:
     from transformers import set_seed
 
     from ..models.registry import family_of_preset, folder_route, get_route, new_model_config
+    from ..training import training_lock
+    from ..training.checkpoints import check_checkpoints_folder
     from ..utils.files import PathProblem, check_model_destination, check_output_folder
     from .common import check_overrides
 
@@ -157,6 +159,7 @@ def run_train(args: argparse.Namespace) -> int:
         raise PathProblem(f"--output {output} is inside the dataset folder --data {args.data}; choose another --output")
     # Before any work: a destination refused after training would waste the whole run.
     check_output_folder(output, "--output")
+    check_checkpoints_folder(output / "checkpoints")
     check_output_folder(output / "checkpoints", "--output")
     check_model_destination(output / "model", "--output")
     set_seed(args.seed)
@@ -174,7 +177,8 @@ def run_train(args: argparse.Namespace) -> int:
             )
         route = folder_route(folder)
         _refuse_options_not_taken(args, route)
-        return route.train(args, output, None, folder)
+        with training_lock(output):  # one training per --output at a time
+            return route.train(args, output, None, folder)
     try:
         family = family_of_preset(args.preset)
     except ValueError as error:
@@ -188,7 +192,8 @@ def run_train(args: argparse.Namespace) -> int:
         raise ValueError(str(error)) from None
     route = get_route(family.route)
     _refuse_options_not_taken(args, route)
-    return route.train(args, output, config, None)
+    with training_lock(output):  # one training per --output at a time
+        return route.train(args, output, config, None)
 
 
 def _refuse_options_not_taken(args: argparse.Namespace, route: Route) -> None:

@@ -17,7 +17,6 @@ from typing import Any
 from ..models.registry import Route, register_route
 from .common import (
     checkpoint_problem,
-    checkpoint_writes,
     load_data,
     load_split,
     save_trained_model,
@@ -89,20 +88,26 @@ def train_tree(args: argparse.Namespace, output: Path, config: Any, init_folder:
     problem = checkpoint_problem(config, checkpoints, args.no_resume)
     if problem is not None:
         raise ValueError(problem)
-    with checkpoint_writes(checkpoints):
-        time_limit = train_tree_model(
-            model,
-            tokenizer,
-            train,
-            checkpoints,
-            steps=steps,
-            batch_size=args.batch_size,
-            learning_rate=args.lr,
-            seed=args.seed,
-            time_limit_minutes=args.time_limit,
-            resume=not args.no_resume,
-            compile_backend=args.compile,
-        )
+    time_limit = train_tree_model(
+        model,
+        tokenizer,
+        train,
+        checkpoints,
+        steps=steps,
+        batch_size=args.batch_size,
+        learning_rate=args.lr,
+        seed=args.seed,
+        time_limit_minutes=args.time_limit,
+        resume=not args.no_resume,
+        compile_backend=args.compile,
+        options={
+            "learning_rate": args.lr,
+            "batch_size": args.batch_size,
+            "seed": args.seed,
+            "steps": steps,
+            "max_train_samples": args.max_train_samples,
+        },
+    )
     if stopped_by_time_limit(time_limit, steps, args.time_limit, checkpoints):
         return 0
     eval_name = next((name for name in ("validation", "val", "test") if name in dataset), None)

@@ -173,3 +173,17 @@ def test_the_tree_route_trains_compiled_with_one_graph(tree_data: Path, tmp_path
     state = json.loads((tmp_path / "run" / "checkpoints" / "checkpoint-2" / "trainer_state.json").read_text())
     graphs = [entry["compiled_graphs"] for entry in state["log_history"]]
     assert graphs and graphs[-1] == 1
+
+
+def test_a_tree_run_records_its_checkpoints_and_refuses_a_resume_with_another_lr(
+    tree_data: Path, tmp_path: Path, capsys
+) -> None:
+    output = tmp_path / "run"
+    assert _train(tree_data, output, "tdte-small", "--set", "num_experts=2", "top_k=1") == 0
+    record = json.loads((output / "checkpoints" / "checkpoint-2" / ".symbolinv-written.json").read_text())
+    assert record["options"]["learning_rate"] == 1e-3 and "model.safetensors" in record["sizes"]
+    capsys.readouterr()
+    argv = ["--steps", "4", "--lr", "0.5", "--set", "num_experts=2", "top_k=1"]
+    assert _train(tree_data, output, "tdte-small", *argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--lr 0.001 -> 0.5" in err
