@@ -1,19 +1,11 @@
 """The old module of the model subcommands (``train``, ``evaluate``, ``solve``, ``convert``), kept so that code
-written against it still imports: each name is the one of the module that now holds it (``commands/train.py``,
-``evaluate.py``, ``solve.py``, ``convert.py`` and ``common.py``)."""
+written against it still imports: its commands' parser and handler pairs, and the helpers the commands share, are
+the ones of the modules that now hold them (``commands/train.py``, ``evaluate.py``, ``solve.py``, ``convert.py``,
+``common.py``)."""
 
 from __future__ import annotations
 
-from .common import (
-    check_overrides,
-    checkpoint_problem,
-    checkpoint_writes,
-    load_data,
-    load_split,
-    resume_mismatch,
-    save_trained_model,
-    stopped_by_time_limit,
-)
+from .common import check_overrides, load_data, load_split
 from .convert import add_convert_parser, run_convert
 from .evaluate import DEFAULT_ALPHA_SYMBOLS, add_evaluate_parser, run_evaluate
 from .solve import add_solve_parser, run_solve
@@ -26,15 +18,10 @@ __all__ = [
     "add_solve_parser",
     "add_train_parser",
     "check_overrides",
-    "checkpoint_problem",
-    "checkpoint_writes",
     "load_data",
     "load_split",
-    "resume_mismatch",
     "run_convert",
     "run_evaluate",
     "run_solve",
     "run_train",
-    "save_trained_model",
-    "stopped_by_time_limit",
 ]
