@@ -84,7 +84,7 @@ class Route:
     name: str
     train: Callable[..., int]
     evaluate: Callable[..., int]
-    solve: Callable[[Path, str], int] | None = None
+    solve: Callable[[Path, list[str]], int] | None = None
     evaluate_options_not_taken: Mapping[str, Any] = field(default_factory=dict)
     train_options_not_taken: Mapping[str, Any] = field(default_factory=dict)
 

@@ -11,7 +11,7 @@ from typing import Any
 from ..tasks import get_task
 
 #: The symbol counts whose renamings an evaluation checks by default (alpha-covariance).
-DEFAULT_ALPHA_SYMBOLS = (3, 4, 5)
+DEFAULT_ALPHA_SYMBOLS = [3, 4, 5]
 
 
 def check_overrides(config_class: type, overrides: dict[str, Any]) -> str | None:

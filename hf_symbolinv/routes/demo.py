@@ -36,6 +36,7 @@ from ..utils.files import (
     write_text_atomic,
 )
 from ..utils.model_card import render_card
+from ..utils.progress import show_progress
 
 #: Characters of the training data. Letters have fixed symbol slots (a -> 0 ... e -> 4), so a
 #: baseline with five symbol rows can run exactly these; the SIT never sees another name.
@@ -175,7 +176,7 @@ def train_model(
         logging_steps=max(steps // 10, 1),
         save_strategy="no",
         report_to=[],
-        disable_tqdm=False,
+        disable_tqdm=not show_progress(),  # off a terminal, the log a line per step
         seed=seed,
         data_seed=seed,
         dataloader_num_workers=0,

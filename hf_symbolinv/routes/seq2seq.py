@@ -9,6 +9,7 @@ from typing import Any
 
 from ..models.registry import Route, register_route
 from ..tasks import get_task, task_for_vocabulary
+from ..utils.progress import show_progress
 from .common import (
     checkpoint_problem,
     load_data,
@@ -124,6 +125,7 @@ def train_seq2seq(args: Any, output: Path, config: Any, init_folder: Path | None
         save_total_limit=2,
         logging_steps=max(1, eval_steps // 5),
         predict_with_generate=True,
+        disable_tqdm=not show_progress(),  # off a terminal, the log a line per step
         generation_num_beams=args.beam,
         generation_max_length=128,
         report_to=[],

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -154,18 +155,31 @@ def evaluate_tree(args: Any, folder: Path, report_path: Path, heatmap_path: Path
     return 0
 
 
-def solve_tree(folder: Path, text: str) -> int:
-    """Print a tree model's answer to one input; for ``nnf`` also the logic engine's verdict (the tree
-    task has no checker without a reference)."""
+def solve_tree(folder: Path, texts: list[str]) -> int:
+    """Print a tree model's answer to each input, the model loaded once; for ``nnf`` also the logic engine's
+    verdict (the tree task has no checker without a reference). A bad input is named and the others still answered;
+    the exit status is 2 when any failed."""
     from ..evaluation.tree import predict_trees
     from ..tasks import get_task
 
     model, tokenizer = load_tree_folder(folder)
     task = _task_of(model.config)
-    (answer,), steps = predict_trees(model, tokenizer, [text])
-    verdict = get_task(task).judge(text, answer, None, None)
-    print(f"1. {answer}    [{verdict.state}, {steps} steps]")
-    return 0
+    status = 0
+    for text in texts:
+        if len(texts) > 1:
+            print(f"input: {text}")
+        try:
+            (answer,), steps = predict_trees(model, tokenizer, [text])
+            verdict = get_task(task).judge(text, answer, None, None)
+        except (ValueError, SyntaxError) as error:
+            if len(texts) == 1:
+                raise
+            lines = str(error).strip().splitlines()
+            print(f"error: {lines[0] if lines else type(error).__name__}", file=sys.stderr)
+            status = 2
+            continue
+        print(f"1. {answer}    [{verdict.state}, {steps} steps]")
+    return status
 
 
 #: The tree route's ``symbolinv evaluate`` options it does not take (a tree model runs its own steps), with defaults.

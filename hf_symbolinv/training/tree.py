@@ -13,6 +13,7 @@ from typing import Any
 
 from transformers import Trainer, TrainingArguments
 
+from ..utils.progress import show_progress
 from .checkpoints import CheckpointRecordMixin, prepare_checkpoints
 from .common import CompiledTrainingMixin, StopOnNonFinite, TimeLimit, recipe_arguments
 
@@ -105,7 +106,7 @@ def train_tree_model(
         data_seed=seed,
         # The collator reads the text columns, which the Trainer would otherwise drop as unknown to forward().
         remove_unused_columns=False,
-        disable_tqdm=not progress,
+        disable_tqdm=not show_progress(progress),  # off a terminal, the log a line per step
         dataloader_pin_memory=torch.cuda.is_available(),
     )
     time_limit = TimeLimit(time_limit_minutes * 60) if time_limit_minutes is not None else None

@@ -56,7 +56,7 @@ def test_max_depth_is_refused_for_other_configurations(tmp_path: Path, capsys) -
 
 
 @pytest.mark.slow
-def test_a_dte_preset_trains_evaluates_and_fine_tunes(tree_data: Path, tmp_path: Path, capsys) -> None:
+def test_a_dte_preset_trains_evaluates_and_fine_tunes(tree_data: Path, tmp_path: Path, capsys, monkeypatch) -> None:
     output = tmp_path / "run"
     assert _train(tree_data, output, "tdte-small", "--set", "num_experts=2", "top_k=1") == 0
     model_dir = output / "model"
@@ -89,6 +89,16 @@ def test_a_dte_preset_trains_evaluates_and_fine_tunes(tree_data: Path, tmp_path:
     assert printed.startswith("1. ") and "steps]" in printed
     assert main(["solve", str(output), source[:-1]]) == 2
     assert "unbalanced bracket: '(' at position 0 is never closed" in capsys.readouterr().err
+    # Several inputs: the model loads once, good inputs are answered, a bad one is named, the exit status says so.
+    from hf_symbolinv.commands import tree_route
+
+    loads = []
+    real_load = tree_route.load_tree_folder
+    monkeypatch.setattr(tree_route, "load_tree_folder", lambda folder: loads.append(folder) or real_load(folder))
+    assert main(["solve", str(output), source, source[:-1], source]) == 2
+    out, err = capsys.readouterr()
+    assert len(loads) == 1 and out.count("steps]") == 2 and out.count("input: ") == 3
+    assert err.count("error: ") == 1 and "never closed" in err
     # The saved folder is a model of the family: it loads as one and fine-tunes with --init-from.
     assert isinstance(DTEForTreeTransduction.from_pretrained(model_dir), DTEForTreeTransduction)
     tuned = tmp_path / "tuned"
