@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import argparse
 
-from ..routes.common import DEFAULT_ALPHA_SYMBOLS
 from .common import Subparsers, positive_int
+
+#: The symbol counts whose renamings an evaluation checks by default: routes.EvaluateArguments' default, written
+#: here too so that ``symbolinv --help`` imports no model code (tests/test_routes_api.py keeps the two equal).
+DEFAULT_ALPHA_SYMBOLS = [3, 4, 5]
 
 #: ``evaluate --alpha-symbols``: the symbol counts at which alpha-covariance is measured unless told otherwise.
 
