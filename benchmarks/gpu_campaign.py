@@ -4,13 +4,14 @@ A GPU is lent here only now and then, for minutes at a time. A campaign turns th
 
 1. builds the run's dataset if it is missing (``symbolinv data build``: deterministic, so every machine builds the
    same rows; ``--data-dir`` may point at a copy built elsewhere);
-2. restores the last checkpoint kept under ``benchmarks/results/campaign/RUN/checkpoint`` (weights, optimizer,
-   scheduler, RNG states and the data position) into the work folder ``runs/campaign/RUN``;
+2. restores the last checkpoint kept under ``training_state/RUN/`` (weights, optimizer, scheduler, RNG
+   states and the data position; each file verified against the sizes and SHA-256 recorded with it) into the work
+   folder ``runs/campaign/RUN``;
 3. trains with ``symbolinv train ... --time-limit`` until the time limit or the run's last step;
-4. copies the new last checkpoint back into the state folder (files of more than 15 MiB are split into parts, so
-   that each file can travel on its own), judges the checkpoint on a fixed validation sample (greedy, the first
-   ``EVAL_SAMPLES`` validation formulas) and, once the run is finished, on its test groups with beam 3;
-5. appends a line to ``benchmarks/results/campaign/RUN/log.jsonl``: steps so far, samples per second of this call's
+4. copies the new last checkpoint back into the state folder (see :func:`export_checkpoint`: a kill at any moment
+   leaves the old state or the new one, never neither), judges the checkpoint on a fixed validation sample (greedy,
+   the first ``EVAL_SAMPLES`` validation formulas) and, once the run is finished, on its test groups with beam 3;
+5. appends a line to ``training_state/RUN/log.jsonl``: steps so far, samples per second of this call's
    training, validation correct / exact / invalid, the machine.
 
 Run it first whenever a GPU is available, two or three calls per window, and commit the state folder afterwards:
@@ -21,6 +22,12 @@ Run it first whenever a GPU is available, two or three calls per window, and com
     python benchmarks/gpu_campaign.py --results                        # LOG.md and curves.png of every run
 
 Work without a GPU never needs it; on a CPU it runs the same way (slowly), which is how it is tested.
+
+The state folder of a run: ``log.jsonl``; while the run goes on, ``checkpoint-STEP/`` (with the package's record of
+its files) and ``current.json``, which names it and is replaced in one atomic rename; once finished,
+``trainer_state.json``. (States written before ``current.json`` existed keep their checkpoint in ``checkpoint/``, and
+an interrupted write of theirs may have left ``checkpoint.partial/`` or ``checkpoint.previous/``: all are read.) A
+damaged state is named, never silently replaced by an older one.
 """
 
 from __future__ import annotations
@@ -37,21 +44,34 @@ from typing import Any
 
 import torch
 from filelock import FileLock, Timeout
-from learning import evaluate_groups, load_for_evaluation, machine, small_tests, train_with_cli
+from learning import evaluate_groups, load_for_evaluation, machine, small_tests, symbolinv
 
 import dataset_builders
 from dataset_builders.errors import OutputInUseError
 from hf_symbolinv.evaluation import evaluate_model
-from hf_symbolinv.utils.files import write_text_atomic
+from hf_symbolinv.training.checkpoints import survey, verify_checkpoint
+from hf_symbolinv.utils.files import MANIFEST, read_record, write_record, write_text_atomic
 
 REPOSITORY = Path(__file__).resolve().parent.parent
-STATE_ROOT = REPOSITORY / "benchmarks" / "results" / "campaign"
+#: The campaigns' resumable states, one folder per run (its kept checkpoint and its log of calls): not results.
+STATE_ROOT = REPOSITORY / "training_state"
+#: The campaigns' results: the tables and curves written from the runs' logs.
+RESULTS_ROOT = REPOSITORY / "benchmarks" / "results" / "campaign"
 WORK_ROOT = REPOSITORY / "runs" / "campaign"
 #: The most a call may add to the repository: a lent GPU window brings back files of at most 16 MiB and the
 #: repository grows by at most 15 MB per window.
 STATE_BYTES = 15 * 10**6
 OPTIMIZER_FILES = ("optimizer.pt", "scheduler.pt")
 EVAL_SAMPLES = 500
+#: The file of a state folder that names its checkpoint; replaced atomically, it switches the state from the old
+#: checkpoint to the new one.
+POINTER = "current.json"
+#: The checkpoint folder of a state written before :data:`POINTER` existed, and what its interrupted writes left.
+LEGACY, LEGACY_PARTIAL, LEGACY_PREVIOUS = "checkpoint", "checkpoint.partial", "checkpoint.previous"
+
+
+class StateDamaged(Exception):
+    """A state folder that cannot be read as it is; the message is one line naming what is wrong and where."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -153,50 +173,127 @@ def checkpoint_step(folder: Path) -> int:
 
 
 def last_checkpoint(checkpoints: Path) -> Path | None:
-    found = sorted(checkpoints.glob("checkpoint-*"), key=checkpoint_step)
-    return found[-1] if found else None
+    """The newest sound checkpoint of a work folder (each file verified); damaged ones are passed over."""
+    return survey(checkpoints).newest_sound() if checkpoints.is_dir() else None
+
+
+def _trainer_step(folder: Path) -> int:
+    path = folder / "trainer_state.json"
+    try:
+        return int(json.loads(path.read_text())["global_step"])
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        reason = error.strerror if isinstance(error, OSError) else str(error).splitlines()[0]
+        raise StateDamaged(f"{path} is damaged or missing ({reason})") from None
+
+
+def state_folder(name: str) -> Path:
+    """The resumable state of the run ``name``: ``training_state/NAME``; a state still kept where states were kept
+    before (``benchmarks/results/campaign/NAME``, a run started before they moved) is read, and continued, there."""
+    folder, earlier = STATE_ROOT / name, RESULTS_ROOT / name
+    if not folder.exists() and ((earlier / "log.jsonl").is_file() or (earlier / "checkpoint").is_dir()):
+        return earlier
+    return folder
+
+
+def kept_checkpoint(state: Path) -> Path | None:
+    """The checkpoint folder the state folder ``state`` holds (None: none), verified; :class:`StateDamaged` if it is
+    damaged (never an older checkpoint instead)."""
+    pointer = state / POINTER
+    if pointer.exists():
+        try:
+            name = json.loads(pointer.read_text())["checkpoint"]
+            if not (isinstance(name, str) and name.startswith("checkpoint-") and "/" not in name):
+                raise ValueError(f"it names {name!r}")
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            raise StateDamaged(f"{pointer} is damaged ({str(error).splitlines()[0]})") from None
+        candidate = state / name
+    elif (state / LEGACY).is_dir():
+        candidate = state / LEGACY
+    elif (state / LEGACY_PARTIAL).is_dir() and (state / LEGACY_PREVIOUS).is_dir():
+        # Killed between the two renames of the old write: the new copy was complete, the old one moved aside.
+        candidate = state / LEGACY_PARTIAL
+    elif (state / LEGACY_PREVIOUS).is_dir():
+        candidate = state / LEGACY_PREVIOUS
+    else:
+        return None
+    if not candidate.is_dir():
+        raise StateDamaged(f"{pointer} names {candidate.name}, which is not there")
+    problem = verify_checkpoint(candidate)
+    if problem is not None:
+        raise StateDamaged(
+            f"the state checkpoint {candidate} is {problem}; it is not replaced by an older one: restore it (e.g. from "
+            "version control) or remove it to start the run again"
+        )
+    return candidate
 
 
 def state_step(state: Path) -> int:
     """The global step of the checkpoint kept in ``state`` (0 when there is none)."""
-    trainer_state = state / "checkpoint" / "trainer_state.json"
-    return json.loads(trainer_state.read_text())["global_step"] if trainer_state.is_file() else 0
+    kept = kept_checkpoint(state)
+    return _trainer_step(kept) if kept is not None else 0
 
 
 def export_checkpoint(checkpoint: Path, state: Path) -> tuple[int, bool]:
-    """Copy ``checkpoint`` into ``state/checkpoint``, replacing the one kept there only once the new copy is
-    complete. A checkpoint larger than :data:`STATE_BYTES` is kept without its optimizer and scheduler states:
-    the next call then restarts Adam's moments and warms the learning rate up again (the Trainer loads neither
-    state when one is missing). Returns the bytes written and whether the optimizer state was kept."""
-    # Not the copies of the model code the Trainer saves beside the weights: the package registers the classes, and
-    # a second copy of its code in the repository would go stale.
-    files = sorted(path for path in checkpoint.iterdir() if path.is_file() and path.suffix != ".py")
+    """Copy ``checkpoint`` into ``state/checkpoint-STEP`` with a record of its files (sizes and SHA-256), then switch
+    ``state/current.json`` to it in one atomic rename, then remove the checkpoint kept before: a kill at any moment
+    leaves the old state or the new one. A checkpoint larger than :data:`STATE_BYTES` is kept without its optimizer
+    and scheduler states: the next call then restarts Adam's moments and warms the learning rate up again (the
+    Trainer loads neither state when one is missing). Returns the bytes written and whether the optimizer state was
+    kept."""
+    problem = verify_checkpoint(checkpoint)
+    if problem is not None:
+        raise StateDamaged(f"{checkpoint} is {problem}; it is not kept")
+    # Only what a resume needs: not the copies of the model code the Trainer saves beside the weights (the package
+    # registers the classes, and a second copy of its code in the repository would go stale), nor the pickled
+    # training arguments (a resume takes them from the command line).
+    files = sorted(
+        path
+        for path in checkpoint.iterdir()
+        if path.is_file() and path.suffix != ".py" and path.name not in (MANIFEST, "training_args.bin")
+    )
     keep_optimizer = sum(path.stat().st_size for path in files) <= STATE_BYTES
     if not keep_optimizer:
         files = [path for path in files if path.name not in OPTIMIZER_FILES]
-    staging = state / "checkpoint.partial"
+    name = f"checkpoint-{checkpoint_step(checkpoint)}"
+    staging = state / f".{name}.partial"
     if staging.exists():
         shutil.rmtree(staging)  # a copy this script left unfinished
     staging.mkdir(parents=True)
     for source in files:
         shutil.copy2(source, staging / source.name)
-    kept, previous = state / "checkpoint", state / "checkpoint.previous"
-    if kept.exists():
-        kept.rename(previous)
-    staging.rename(kept)
-    if previous.exists():
-        shutil.rmtree(previous)
+    record = read_record(checkpoint) or {}
+    write_record(staging, options=record.get("options"))  # the copies' sizes and SHA-256, written last
+    if (state / name).exists():
+        shutil.rmtree(state / name)  # an earlier copy of the same step that no pointer names
+    staging.rename(state / name)
+    write_text_atomic(state / POINTER, json.dumps({"checkpoint": name, "step": checkpoint_step(checkpoint)}) + "\n")
+    remove_stale(state)
     return sum(path.stat().st_size for path in files), keep_optimizer
+
+
+def remove_stale(state: Path) -> None:
+    """Remove what earlier writes of the state left beside the checkpoint :data:`POINTER` names: copies cut short,
+    checkpoints it replaced, the old layout's folders. Only once the pointer names a sound checkpoint."""
+    if not (state / POINTER).is_file():
+        return
+    current = kept_checkpoint(state)
+    for path in state.iterdir():
+        stale = path.name in (LEGACY, LEGACY_PARTIAL, LEGACY_PREVIOUS) or (
+            path.name.startswith((".checkpoint-", "checkpoint-")) and path != current
+        )
+        if stale and path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
 
 
 def restore_checkpoint(state: Path, checkpoints: Path) -> Path:
     """Copy the checkpoint kept in ``state`` to ``checkpoints/checkpoint-STEP``, where the Trainer resumes from."""
-    target = checkpoints / f"checkpoint-{state_step(state)}"
+    kept = kept_checkpoint(state)
+    target = checkpoints / f"checkpoint-{_trainer_step(kept)}"
     staging = checkpoints / f".{target.name}.partial"
     for stale in (staging, target):
         if stale.exists():
             shutil.rmtree(stale)
-    shutil.copytree(state / "checkpoint", staging)
+    shutil.copytree(kept, staging)
     staging.rename(target)
     return target
 
@@ -209,10 +306,14 @@ def log_entries(state: Path) -> list[dict[str, Any]]:
 def finish(state: Path) -> None:
     """A finished run keeps its log and its Trainer history, not its checkpoint (the weights that matter are
     shipped or saved as a model; the optimizer state is of no further use)."""
-    checkpoint = state / "checkpoint"
-    if checkpoint.is_dir():
-        shutil.copy2(checkpoint / "trainer_state.json", state / "trainer_state.json")
-        shutil.rmtree(checkpoint)
+    checkpoint = kept_checkpoint(state)
+    if checkpoint is not None:
+        history_text = (checkpoint / "trainer_state.json").read_text()
+        write_text_atomic(state / "trainer_state.json", history_text)
+        (state / POINTER).unlink(missing_ok=True)
+        for path in state.iterdir():
+            if path.is_dir() and not path.is_symlink() and path.name.startswith(("checkpoint", ".checkpoint-")):
+                shutil.rmtree(path)
 
 
 def train_arguments(
@@ -299,30 +400,45 @@ def device_name() -> str:
 
 def progress(name: str) -> int:
     """Steps of ``name`` done so far: its last logged call (its checkpoint, if a call died before logging)."""
-    state = STATE_ROOT / name
+    state = state_folder(name)
     entries = log_entries(state)
     return max(entries[-1]["step"] if entries else 0, state_step(state))
 
 
 def run_call(name: str, args: argparse.Namespace) -> dict[str, Any]:
     campaign = CAMPAIGNS[name]
-    state, work = STATE_ROOT / name, WORK_ROOT / name
+    state, work = state_folder(name), WORK_ROOT / name
     if progress(name) >= campaign.steps:
         raise SystemExit(f"error: campaign {name} is finished ({campaign.steps:,} steps); see {state / 'log.jsonl'}")
+    # Before any work: a state that cannot be resumed is named at once.
+    checkpoints = work / "checkpoints"
+    held = last_checkpoint(checkpoints)
+    held_step = checkpoint_step(held) if held is not None else 0
+    kept_step = state_step(state)
+    entries = log_entries(state)
+    logged = entries[-1]["step"] if entries else 0
+    if max(kept_step, held_step) < logged:
+        # The log is written after the state: a state behind it lost its checkpoint (never silently start older).
+        raise StateDamaged(
+            f"the state of {name} in {state} holds step {kept_step:,} while its log reached step {logged:,}: restore "
+            f"its checkpoint (e.g. from version control), or remove the log's later lines to go on from {kept_step:,}"
+        )
     data = args.data_dir / campaign.data
     options = {"workers": args.build_workers, "progress": False}
     if campaign.num_samples is not None:
         options["num_samples"] = campaign.num_samples
     build_shared_data(campaign.data, data, options)
-    checkpoints = work / "checkpoints"
-    held = last_checkpoint(checkpoints) if checkpoints.is_dir() else None
-    held_step = checkpoint_step(held) if held is not None else 0
-    if state_step(state) > held_step:
+    remove_stale(state)
+    if kept_step > held_step:
         restore_checkpoint(state, checkpoints)
-        print(f"{name}: resuming from step {state_step(state)} (the state kept in {state})", flush=True)
-    start_step = max(state_step(state), held_step)
+        print(f"{name}: resuming from step {kept_step} (the state kept in {state})", flush=True)
+    start_step = max(kept_step, held_step)
     started = time.perf_counter()
-    train_with_cli(train_arguments(campaign, data, work, args.train_minutes, args.workers, args.compile), name)
+    code = symbolinv(train_arguments(campaign, data, work, args.train_minutes, args.workers, args.compile))
+    if code == 130:
+        raise KeyboardInterrupt
+    if code != 0:
+        raise SystemExit(f"error: training {name} failed (exit status {code}); the state in {state} is as it was")
     train_seconds = time.perf_counter() - started
     checkpoint = last_checkpoint(checkpoints)
     if checkpoint is None:
@@ -375,10 +491,14 @@ def build_shared_data(config: str, data: Path, options: dict[str, Any], wait_sec
 
 def history(name: str) -> list[dict[str, Any]]:
     """The Trainer's log of the campaign so far (training and validation loss, validation correct per step)."""
-    state = STATE_ROOT / name
-    for path in (state / "checkpoint" / "trainer_state.json", state / "trainer_state.json"):
+    state = state_folder(name)
+    kept = kept_checkpoint(state)
+    for path in ([kept / "trainer_state.json"] if kept is not None else []) + [state / "trainer_state.json"]:
         if path.is_file():
-            return json.loads(path.read_text())["log_history"]
+            try:
+                return json.loads(path.read_text())["log_history"]
+            except (ValueError, KeyError, TypeError) as error:
+                raise StateDamaged(f"{path} is damaged ({str(error).splitlines()[0]})") from None
     return []
 
 
@@ -389,7 +509,7 @@ def log_table(name: str) -> str:
         "| date (UTC) | device | step | samples/s | train loss | validation loss | validation correct (greedy) |",
         "|---|---|---|---|---|---|---|",
     ]
-    for entry in log_entries(STATE_ROOT / name):
+    for entry in log_entries(state_folder(name)):
         validation = entry["validation"]
         rows.append(
             f"| {entry['date'][:16]} | {entry['device'].split(',')[0]} | {entry['step']:,} of {entry['of']:,} | "
@@ -407,9 +527,9 @@ def write_results() -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    names = [name for name in CAMPAIGNS if log_entries(STATE_ROOT / name)]
+    names = [name for name in CAMPAIGNS if log_entries(state_folder(name))]
     text = "# Campaign log\n\nWritten by `python benchmarks/gpu_campaign.py --results` from each run's `log.jsonl`.\n"
-    write_text_atomic(STATE_ROOT / "LOG.md", text + "".join(f"\n{log_table(name)}\n" for name in names))
+    write_text_atomic(RESULTS_ROOT / "LOG.md", text + "".join(f"\n{log_table(name)}\n" for name in names))
     figure, (correct_axis, loss_axis) = plt.subplots(1, 2, figsize=(12, 4.5))
     for name in names:
         evaluations = [entry for entry in history(name) if "eval_loss" in entry]
@@ -420,9 +540,9 @@ def write_results() -> None:
     loss_axis.set(xlabel="step", ylabel="validation loss", yscale="log", title="validation loss")
     correct_axis.legend(fontsize=8)
     figure.tight_layout()
-    temporary = STATE_ROOT / "curves.png.partial"
+    temporary = RESULTS_ROOT / "curves.png.partial"
     figure.savefig(temporary, dpi=110, format="png")
-    temporary.replace(STATE_ROOT / "curves.png")
+    temporary.replace(RESULTS_ROOT / "curves.png")
     plt.close(figure)
     write_paper_budget_curves([name for name in names if name in PAPER_BUDGET_RUNS])
 
@@ -467,12 +587,12 @@ def write_paper_budget_curves(names: list[str]) -> None:
     )
     axis.legend(fontsize=8)
     figure.tight_layout()
-    temporary = STATE_ROOT / "curves-samples.png.partial"
+    temporary = RESULTS_ROOT / "curves-samples.png.partial"
     figure.savefig(temporary, dpi=110, format="png")
-    temporary.replace(STATE_ROOT / "curves-samples.png")
+    temporary.replace(RESULTS_ROOT / "curves-samples.png")
     plt.close(figure)
     found = {name: milestones(name) for name in names}
-    write_text_atomic(STATE_ROOT / "milestones.json", json.dumps(found, indent=1) + "\n")
+    write_text_atomic(RESULTS_ROOT / "milestones.json", json.dumps(found, indent=1) + "\n")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -495,10 +615,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--build-workers", type=int, default=None, help="dataset building processes (all cores)")
     parser.add_argument("--test-samples", type=int, default=1000, help="formulas per test group of a finished run")
     args = parser.parse_args(argv)
+    try:
+        return _main(parser, args)
+    except StateDamaged as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"interrupted: each campaign's state is the last one saved in {STATE_ROOT}", file=sys.stderr)
+        return 130
+
+
+def _main(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.list:
+        damaged = 0
         for name, campaign in CAMPAIGNS.items():
-            print(f"{name}: step {progress(name):,} of {campaign.steps:,}; {campaign.what}")
-        return 0
+            try:
+                print(f"{name}: step {progress(name):,} of {campaign.steps:,}; {campaign.what}")
+            except StateDamaged as error:
+                print(f"error: {name}: {error}", file=sys.stderr)
+                damaged += 1
+        return 2 if damaged else 0
     if args.results:
         write_results()
         return 0
@@ -516,6 +652,11 @@ def main(argv: list[str] | None = None) -> int:
     except Timeout:
         print(f"error: campaign {args.run} is running in another process", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(
+            f"interrupted: the state of {args.run} is the last one saved in {state_folder(args.run)}", file=sys.stderr
+        )
+        return 130
     return 0
 
 

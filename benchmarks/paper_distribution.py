@@ -9,6 +9,7 @@ formula's size and symbol count (``hf_symbolinv.pretrained.model_for``). The tes
 
     python benchmarks/paper_distribution.py --data-dir runs/campaign-data --write-choice
     python benchmarks/paper_distribution.py --models runs/campaign/prop-35/checkpoints/checkpoint-1000 ...
+    python benchmarks/paper_distribution.py --ship prop-35 --name prop-35 --write-choice   # release a campaign
 
 Writes ``benchmarks/results/paper_distribution/RESULTS.md`` and ``results.json`` (a model's row is replaced when it
 is measured again; rows of other models are kept).
@@ -29,14 +30,19 @@ from learning import load_for_evaluation, machine
 import dataset_builders
 from hf_symbolinv.evaluation import evaluate_model
 from hf_symbolinv.pretrained import CHOICE_TABLE, PRETRAINED_DIR, SHIPPED, SIZE_BANDS
-from hf_symbolinv.utils.files import write_text_atomic
+from hf_symbolinv.utils.files import record_written, write_text_atomic
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 RESULTS = REPOSITORY / "benchmarks" / "results" / "paper_distribution"
 #: The data each task is judged on: ``symbolinv data build NAME --num-samples N`` (deterministic).
 DATA = {"prop": ("prop-35", 200_000), "ltl": ("ltl-35", 200_000)}
 DATA_10SYM = {"prop": ("prop-35-10sym", 10_000), "ltl": ("ltl-35-10sym", 10_000)}
-PAPER = {"prop": 98.03, "ltl": 98.24}  # the SIT paper's correct on its test sets
+PAPER = {"prop": 98.03, "ltl": 98.24}
+#: RESULTS.md's table is rewritten between these lines; the text around it is the study's.
+TABLE_START, TABLE_END = (
+    "<!-- table: written by paper_distribution.py -->",
+    "<!-- end of table -->",
+)  # the SIT paper's correct on its test sets
 
 
 def load_split(data_dir: Path, name: str, size: int, split: str, limit: int) -> Any:
@@ -104,18 +110,25 @@ def measure(model_dir: Path, task: str, args: argparse.Namespace) -> dict[str, A
         "machine": machine(),
     }
     if args.write_choice and model_dir.parent == PRETRAINED_DIR:
-        validation = load_split(args.data_dir, name, size, "validation", args.limit)
-        report = evaluate_split(model, tokenizer, task, validation, 3, False)
-        table = {
-            "task": task,
-            "what": f"first of 3 beams on the first {report.count:,} validation formulas of {name} "
-            f"(symbolinv data build {name} --num-samples {size}); hits and counts by symbol count, then size",
-            "correct": report.correct,
-            "cells": cells_of(report),
-        }
-        write_text_atomic(model_dir / CHOICE_TABLE, json.dumps(table, indent=1) + "\n")
-        row["validation_correct"] = report.correct
+        row["validation_correct"] = write_choice_table(model, tokenizer, task, model_dir, args)
     return row
+
+
+def write_choice_table(model: Any, tokenizer: Any, task: str, folder: Path, args: argparse.Namespace) -> float:
+    """Write ``folder``'s choice table: its model's first answers on the validation split by symbol count and size."""
+    name, size = DATA[task]
+    validation = load_split(args.data_dir, name, size, "validation", args.limit)
+    report = evaluate_split(model, tokenizer, task, validation, 3, False)
+    table = {
+        "task": task,
+        "what": f"first of 3 beams on the first {report.count:,} validation formulas of {name} "
+        f"(symbolinv data build {name} --num-samples {size}); hits and counts by symbol count, then size",
+        "correct": report.correct,
+        "cells": cells_of(report),
+    }
+    write_text_atomic(folder / CHOICE_TABLE, json.dumps(table, indent=1) + "\n")
+    record_written(folder / CHOICE_TABLE)  # a later release of the folder replaces it with the rest
+    return report.correct
 
 
 def results_table(rows: list[dict[str, Any]]) -> str:
@@ -137,6 +150,115 @@ def results_table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+CARD = """\
+---
+library_name: transformers
+tags: [symbol-invariant-transformer, {task}, satisfiability]
+---
+
+# `{name}`: {what} on the paper's distribution
+
+A Symbol-Invariant Transformer ({parameters:,} parameters, float16, {megabytes:.1f} MB) that answers {what} with
+{answer}, in the user's own symbol names and for any number of symbols. It ships with `hf_symbolinv`; `symbolinv solve`
+and the web page ask it for the formulas its measured table (`evaluation.json`) says it answers best.
+
+```python
+import torch
+from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+from hf_symbolinv.pretrained import shipped_model
+
+path = shipped_model("{name}")
+model = AutoModelForSeq2SeqLM.from_pretrained(path, dtype=torch.float32)  # stored in float16
+tokenizer = AutoTokenizer.from_pretrained(path)
+```
+
+## Figures
+
+Beam 3, the first answer judged by the checker, on the first {count:,} test formulas of `{data}` (`symbolinv data
+build {data} --num-samples {data_samples}`: formulas of 1-35 nodes over 5 symbols, sizes uniform as in the paper)
+and 500 of `{data}-10sym` (10 symbols, never seen in training):
+
+| correct | 1-10 / 11-20 / 21-35 nodes | exact | invalid | alpha-covariance (5 symbols) | 10 symbols | the paper (SIT) |
+|---|---|---|---|---|---|---|
+| **{correct:.1f}%** | {bands} | {exact:.1f}% | {invalid:.1f}% | {alpha} | {correct10:.1f}% | {paper}% |
+
+The table of every shipped model is the project's `benchmarks/results/paper_distribution/RESULTS.md`.
+
+## Training
+
+The `{campaign}` run of the project's `benchmarks/gpu_campaign.py`: `symbolinv train --task {task} --init-from
+hf_symbolinv/pretrained/{init} --data {data} --batch-size {batch} {extra} --steps {steps_total}` (the shipped small
+model as the start; the paper's budget, 50,000 steps of 1,024, as the run's length), in calls that each resume the
+state the repository keeps:
+
+```bash
+python benchmarks/gpu_campaign.py {campaign} --train-minutes 100   # again to continue, on a CPU or a GPU
+```
+
+This model: step {step:,} ({samples:,} samples seen, {share:.1%} of the paper's budget), {minutes} of training:
+{machines}. AdamW, cosine schedule, cross-entropy over the cosine logits; the weights then cast to float16.
+"""
+WHAT = {
+    "prop": ("propositional satisfiability", "a complete satisfying assignment"),
+    "ltl": ("LTL satisfiability", "a satisfying trace (a lasso)"),
+}
+
+
+def ship(campaign_name: str, name: str, row: dict[str, Any]) -> Path:
+    """Write the campaign's kept checkpoint, cast to float16, with its card, as the shipped model ``name``."""
+    import gpu_campaign
+    import torch
+    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+    from hf_symbolinv.utils.files import save_model_folder
+
+    campaign = gpu_campaign.CAMPAIGNS[campaign_name]
+    state = gpu_campaign.state_folder(campaign_name)
+    checkpoint = gpu_campaign.kept_checkpoint(state)
+    calls = gpu_campaign.log_entries(state)
+    step = gpu_campaign.checkpoint_step(checkpoint) if checkpoint.name != "checkpoint" else calls[-1]["step"]
+    by_device: dict[str, float] = defaultdict(float)
+    for call in calls:
+        by_device[call["device"].split(",")[0]] += call["call_minutes"]
+    machines = "; ".join(f"{minutes:.0f} minutes on {device}" for device, minutes in by_device.items())
+    model = AutoModelForSeq2SeqLM.from_pretrained(checkpoint, dtype=torch.float32).eval()
+    tokenizer = AutoTokenizer.from_pretrained(checkpoint)
+    task = campaign.task
+    test = row["test"]
+    alpha = test["alpha_covariance"].get("5", test["alpha_covariance"].get(5))
+    card = CARD.format(
+        task=task,
+        name=name,
+        what=WHAT[task][0],
+        answer=WHAT[task][1],
+        parameters=row["parameters"],
+        megabytes=2 * row["parameters"] / 2**20,
+        count=test["count"],
+        data=DATA[task][0],
+        data_samples=DATA[task][1],
+        correct=100 * test["correct"],
+        bands=" / ".join(f"{100 * row['test_by_size'].get(f'{a}-{b}', float('nan')):.1f}" for a, b in SIZE_BANDS),
+        exact=100 * test["exact"],
+        invalid=100 * test["invalid"],
+        alpha="-" if alpha is None else f"{100 * alpha:.0f}%",
+        correct10=100 * row["test_10sym"]["correct"],
+        paper=PAPER[task],
+        campaign=campaign_name,
+        init=Path(campaign.init_from).name if campaign.init_from else campaign.preset,
+        batch=campaign.batch_size,
+        extra=" ".join(campaign.extra),
+        steps_total=campaign.steps,
+        step=step,
+        samples=step * campaign.batch_size,
+        share=step * campaign.batch_size / (50_000 * 1_024),
+        minutes=f"{sum(by_device.values()):.0f} minutes",
+        machines=machines,
+    )
+    destination = PRETRAINED_DIR / name
+    save_model_folder(model.half(), tokenizer, destination, card, with_code=False)  # the package loads it
+    return destination
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -148,30 +270,66 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--write-choice", action="store_true", help="write each shipped model's choice table into its folder"
     )
+    parser.add_argument("--ship", metavar="CAMPAIGN", help="release the campaign's kept checkpoint as --name")
+    parser.add_argument("--name", help="with --ship: the shipped model's name (a folder of hf_symbolinv/pretrained)")
     args = parser.parse_args(argv)
+    if (args.ship is None) != (args.name is None):
+        parser.error("--ship and --name go together")
+    if args.ship is not None:
+        import gpu_campaign
+
+        checkpoint = gpu_campaign.kept_checkpoint(gpu_campaign.state_folder(args.ship))
+        task = gpu_campaign.CAMPAIGNS[args.ship].task
+        row = measure(checkpoint, task, argparse.Namespace(**{**vars(args), "write_choice": False}))
+        folder = ship(args.ship, args.name, row)
+        model, tokenizer = load_for_evaluation(folder)
+        row = {
+            **row,
+            "model": args.name,
+            "validation_correct": write_choice_table(model, tokenizer, task, folder, args),
+        }
+        row["shipped_from"] = f"campaign {args.ship}, {checkpoint.name}"
+        save_rows([row])
+        return 0
     folders = [Path(m) for m in args.models] if args.models else [PRETRAINED_DIR / name for name in SHIPPED]
-    results = RESULTS / "results.json"
-    kept = json.loads(results.read_text())["models"] if results.is_file() else []
     for folder in folders:
         task = SHIPPED.get(folder.name) or json.loads((folder / "config.json").read_text()).get("vocabulary")
         if task not in DATA:
             raise SystemExit(f"error: {folder}: not a propositional or LTL model")
-        row = measure(folder, task, args)
+        save_rows([measure(folder, task, args)])
+    return 0
+
+
+def save_rows(rows: list[dict[str, Any]]) -> None:
+    """Add ``rows`` to ``results.json`` (replacing earlier rows of the same models) and write ``RESULTS.md``."""
+    results = RESULTS / "results.json"
+    kept = json.loads(results.read_text())["models"] if results.is_file() else []
+    for row in rows:
         kept = [r for r in kept if r["model"] != row["model"]] + [row]
         print(json.dumps(row, default=str), flush=True)
-        RESULTS.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(results, json.dumps({"models": kept}, indent=1, default=str) + "\n")
-    text = (
-        "# The shipped models on the paper's distributions\n\n"
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(results, json.dumps({"models": kept}, indent=1, default=str) + "\n")
+    table = (
+        f"{TABLE_START}\n"
         "Written by `python benchmarks/paper_distribution.py` (see its docstring). Beam 3, the first answer judged "
         "by the checker; the first 1,000 test formulas of `prop-35` / `ltl-35` (`symbolinv data build NAME "
         "--num-samples 200000`), 500 of the `*-10sym` sets (10 symbols, never seen in training).\n\n"
         f"{results_table(kept)}\n\nMachines: "
         + "; ".join(sorted({f"`{r['model']}`: {r['machine']}, {r['date']}" for r in kept}))
-        + "\n"
+        + f"\n{TABLE_END}"
     )
+    path = RESULTS / "RESULTS.md"
+    previous = (
+        path.read_text()
+        if path.is_file()
+        else f"# The shipped models on the paper's distributions\n\n{TABLE_START}{TABLE_END}\n"
+    )
+    if TABLE_START in previous and TABLE_END in previous:  # the study's own text around the table is kept
+        head, rest = previous.split(TABLE_START, 1)
+        text = head + table + rest.split(TABLE_END, 1)[1]
+    else:
+        text = previous.rstrip("\n") + "\n\n" + table + "\n"
     write_text_atomic(RESULTS / "RESULTS.md", text)
-    return 0
 
 
 if __name__ == "__main__":

@@ -32,15 +32,17 @@ from pathlib import Path
 import torch
 
 import dataset_builders
-from hf_symbolinv.commands import main as symbolinv
+from hf_symbolinv.commands.common import field_value
 from hf_symbolinv.evaluation import evaluate_model
+from hf_symbolinv.routes import TrainArguments
+from hf_symbolinv.routes import train as train_model
 from hf_symbolinv.utils.files import write_text_atomic
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 from convert_and_finetune import convert_and_finetune  # noqa: E402
 
 # Small evaluations during training: the reported figures come from the final evaluation.
-TRAIN_FLAGS = ["--eval-samples", "16", "--beam", "1", "--seed", "0"]
+TRAIN_OPTIONS = {"eval_samples": 16, "beam": 1, "seed": 0}
 
 
 def build_data(data_dir: Path, train_samples: int, test_samples: int, seed: int = 0) -> tuple[dict, dict]:
@@ -120,28 +122,24 @@ def run_once(
 
 
 def train(
-    out: Path, name: str, data: Path, steps: int, batch_size: int, *flags: str, settings: list[str], task: str = "prop"
+    out: Path, name: str, data: Path, steps: int, batch_size: int, *, settings: list[str], task: str = "prop", **options
 ) -> Path:
-    """``symbolinv train`` one model; ``settings`` (FIELD=VALUE) are its ``--set`` config overrides."""
-    argv = [
-        "train",
-        "--task",
-        task,
-        "--data",
-        str(data),
-        "--output",
-        str(out / "runs" / name),
-        "--steps",
-        str(steps),
-        "--batch-size",
-        str(batch_size),
-        *TRAIN_FLAGS,
-        *flags,
-        *(["--set", *settings] if settings else []),
-    ]
-    if symbolinv(argv) != 0:
-        raise SystemExit(f"training {name} failed")
-    return out / "runs" / name / "model"
+    """Train one model (``options``: :class:`~hf_symbolinv.routes.TrainArguments` fields, ``preset`` among them);
+    ``settings`` (FIELD=VALUE, as ``--set`` takes them) are its config overrides."""
+    overrides = dict(field_value(setting) for setting in settings)
+    output = out / "runs" / name
+    arguments = TrainArguments(
+        task=task,
+        data=data,
+        output=output,
+        steps=steps,
+        batch_size=batch_size,
+        overrides=overrides,
+        **TRAIN_OPTIONS,
+        **options,
+    )
+    train_model(arguments)
+    return output / "model"
 
 
 def experiment_convert(args: argparse.Namespace, tests: dict) -> tuple[list[dict], str]:
@@ -157,10 +155,8 @@ def experiment_convert(args: argparse.Namespace, tests: dict) -> tuple[list[dict
                 data,
                 args.steps,
                 batch,
-                "--preset",
-                "prop",
-                "--embedding-type",
-                "fixed",
+                preset="prop",
+                embedding_type="fixed",
                 settings=["num_symbol_embeddings=5", *args.overrides],
             ),
             tests,
@@ -178,7 +174,7 @@ def experiment_convert(args: argparse.Namespace, tests: dict) -> tuple[list[dict
                 epochs=1.0,
                 batch_size=batch,
                 max_train_samples=args.finetune_samples,
-                extra_train_args=TRAIN_FLAGS,
+                **TRAIN_OPTIONS,
             ),
             tests,
             args.beam,
@@ -196,7 +192,7 @@ def experiment_convert(args: argparse.Namespace, tests: dict) -> tuple[list[dict
             out,
             "scratch",
             lambda: train(
-                out, "scratch", data, args.steps + finetune_steps, batch, "--preset", "prop", settings=args.overrides
+                out, "scratch", data, args.steps + finetune_steps, batch, preset="prop", settings=args.overrides
             ),
             tests,
             args.beam,
@@ -220,8 +216,7 @@ def experiment_aggregation(args: argparse.Namespace, tests: dict) -> tuple[list[
                 data,
                 args.steps,
                 batch,
-                "--preset",
-                "prop-best",
+                preset="prop-best",
                 settings=[f"stream_aggregation={aggregation}", *args.overrides],
             ),
             tests,

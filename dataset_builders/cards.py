@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 import datasets
 
@@ -19,8 +20,24 @@ from .params import (
     ConfigSpec,
 )
 
-if TYPE_CHECKING:  # only for annotations: logic_tasks imports this module
-    from .logic_tasks import LogicTask, StepReport
+
+class CardTask(Protocol):
+    """What a logic task's card says about the task (a ``logic_tasks.LogicTask``)."""
+
+    name: str
+    min_symbols: int
+    fallback: Callable[..., Any] | None
+
+
+@dataclass
+class StepReport:
+    """What one generation step did (for the card)."""
+
+    name: str
+    requested: int
+    accepted: int
+    drops: dict[str, int]
+    notes: dict[str, int] = field(default_factory=dict)
 
 
 def _command(params: BuildParams) -> str:
@@ -42,7 +59,7 @@ FIELD_DOCS = {
 
 
 def logic_card(
-    task: LogicTask,
+    task: CardTask,
     spec: ConfigSpec,
     params: BuildParams,
     about: str,

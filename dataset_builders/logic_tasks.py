@@ -15,7 +15,7 @@ from tqdm.auto import tqdm
 
 from hf_symbolinv.logic import Formula, SizeGate, compact_mapping, rename, symbols_of
 
-from .cards import logic_card
+from .cards import StepReport, logic_card
 from .generation import (
     Outcome,
     SampleSource,
@@ -295,17 +295,6 @@ def logic_build_info(task: LogicTask, params: BuildParams) -> dict[str, Any]:
     return {"family": task.name, **params.as_dict()}
 
 
-@dataclass
-class StepReport:
-    """What one generation step did (for the card)."""
-
-    name: str
-    requested: int
-    accepted: int
-    drops: dict[str, int]
-    notes: dict[str, int] = field(default_factory=dict)
-
-
 def _run_step(
     name: str,
     source: SampleSource,
@@ -524,3 +513,49 @@ def build_logic(
             return logic_card(task, spec, params, about, dataset, reports)
 
         return write_dataset(directory.path, splits, FEATURES, card, info)
+
+
+#: The random-formula configurations that the LTL and propositional families both have, by name suffix: the
+#: variant, the default sample count, symbol count and largest size, and the suffix of the configuration a derived
+#: one is drawn from (``ltl-35-supp`` from ``ltl-35``).
+RANDOM35_SHAPES: dict[str, tuple[str, int, int, int, str | None]] = {
+    "35": ("base", 1_000_000, 5, 35, None),
+    "35-10sym": ("base", 1_000_000, 10, 35, None),
+    "35-supp": ("supp", 1_000_000, 5, 35, "35"),
+    "35-renamed": ("renamed", 1_000_000, 5, 35, "35"),
+    "35-reduced": ("reduced", 1_000_000, 5, 35, "35"),
+    "small": ("base", 100_000, 3, 20, None),
+    "small-8sym": ("test", 4_000, 8, 20, None),
+    "heatmap": ("grid", 100, 10, 50, None),
+}
+
+
+def random35_configs(family: str, descriptions: Mapping[str, str]) -> dict[str, ConfigSpec]:
+    """The configurations of :data:`RANDOM35_SHAPES` for ``family`` (``ltl``, ``prop``), each with its description
+    (by suffix: every shape needs one, and no other is taken)."""
+    if set(descriptions) != set(RANDOM35_SHAPES):
+        raise ValueError(f"descriptions for {sorted(RANDOM35_SHAPES)} expected, got {sorted(descriptions)}")
+    specs = {}
+    for suffix, (variant, num_samples, num_symbols, max_size, base) in RANDOM35_SHAPES.items():
+        name = f"{family}-{suffix}"
+        based = f"{family}-{base}" if base is not None else None
+        specs[name] = ConfigSpec(
+            name, family, variant, descriptions[suffix], num_samples, num_symbols, max_size, base=based
+        )
+    return specs
+
+
+def build_random35(
+    task: LogicTask,
+    configs: Mapping[str, ConfigSpec],
+    about: str,
+    config: str,
+    out_dir: str | os.PathLike | None,
+    options: Mapping[str, Any],
+) -> datasets.DatasetDict:
+    """Build the configuration ``config`` of a random-formula family (``options``: :func:`build_logic`'s keyword
+    arguments)."""
+    if config not in configs:
+        kind = {"ltl": "LTL", "prop": "propositional"}.get(task.name, task.name)
+        raise ValueError(f"unknown {kind} configuration {config!r}; choose one of {', '.join(configs)}")
+    return build_logic(task, configs[config], about, out_dir, **options)

@@ -45,7 +45,7 @@ from hf_symbolinv.logic import (
     solve_ltl,
 )
 
-from .logic_tasks import LogicTask, build_logic
+from .logic_tasks import LogicTask, build_random35, random35_configs
 from .params import DEFAULT_TIMEOUT, ConfigSpec
 
 __all__ = ["CONFIGS", "LTL_TASK", "build_ltl_random35"]
@@ -106,92 +106,25 @@ and verified with the package's exact checker: every concrete word the lasso des
 the formula (language inclusion). Unsatisfiable formulas and time-outs are dropped, as DeepLTL
 did."""
 
-CONFIGS: dict[str, ConfigSpec] = {
-    spec.name: spec
-    for spec in (
-        ConfigSpec(
-            "ltl-35",
-            "ltl",
-            "base",
-            "LTLRandom35: LTL formulas of size <= 35 over 5 symbols with a satisfying trace "
-            "(DeepLTL's ltl-35), split 80/10/10.",
-            1_000_000,
-            5,
-            35,
-        ),
-        ConfigSpec(
-            "ltl-35-10sym",
-            "ltl",
-            "base",
-            "LTLRandom35 over 10 symbols (the full-vocabulary baseline's data), split 80/10/10.",
-            1_000_000,
-            10,
-            35,
-        ),
-        ConfigSpec(
-            "ltl-35-supp",
-            "ltl",
-            "supp",
-            "LTLRandom35 with samples over 0 and 1 symbols added to the training split (the paper's "
-            "App. F, addressing their under-representation).",
-            1_000_000,
-            5,
-            35,
-            base="ltl-35",
-        ),
-        ConfigSpec(
-            "ltl-35-renamed",
-            "ltl",
-            "renamed",
-            "LTLRandom35, perturbed: symbols renamed so that their first appearances in the trace are "
-            "a, b, c, ... (Isik et al., dataset perturbation).",
-            1_000_000,
-            5,
-            35,
-            base="ltl-35",
-        ),
-        ConfigSpec(
-            "ltl-35-reduced",
-            "ltl",
-            "reduced",
-            "LTLRandom35 with the training split reduced to its first 80k samples (of 1M).",
-            1_000_000,
-            5,
-            35,
-            base="ltl-35",
-        ),
-        ConfigSpec(
-            "ltl-small",
-            "ltl",
-            "base",
-            "Small formulas that a CPU can learn: size <= 20 over at most 3 symbols, the operators and targets "
-            "of ltl-35 (a satisfying trace), split 80/10/10.",
-            100_000,
-            3,
-            20,
-        ),
-        ConfigSpec(
-            "ltl-small-8sym",
-            "ltl",
-            "test",
-            "Formulas of ltl-small's sizes (<= 20) over up to 8 symbols, for testing only (one test split): "
-            "symbol counts that ltl-small never trains on.",
-            4_000,
-            8,
-            20,
-        ),
-        ConfigSpec(
-            "ltl-heatmap",
-            "ltl",
-            "grid",
-            "LTL evaluation grid: symbol count 0..10 x formula size 1..50, at most 100 samples per "
-            "cell, symbols compacted to a, b, c, ....",
-            100,
-            10,
-            50,
-        ),
-    )
-}
+CONFIGS: dict[str, ConfigSpec] = random35_configs(
+    "ltl",
+    {
+        "35": "LTLRandom35: LTL formulas of size <= 35 over 5 symbols with a satisfying trace "
+        "(DeepLTL's ltl-35), split 80/10/10.",
+        "35-10sym": "LTLRandom35 over 10 symbols (the full-vocabulary baseline's data), split 80/10/10.",
+        "35-supp": "LTLRandom35 with samples over 0 and 1 symbols added to the training split (the paper's "
+        "App. F, addressing their under-representation).",
+        "35-renamed": "LTLRandom35, perturbed: symbols renamed so that their first appearances in the trace are "
+        "a, b, c, ... (Isik et al., dataset perturbation).",
+        "35-reduced": "LTLRandom35 with the training split reduced to its first 80k samples (of 1M).",
+        "small": "Small formulas that a CPU can learn: size <= 20 over at most 3 symbols, the operators and targets "
+        "of ltl-35 (a satisfying trace), split 80/10/10.",
+        "small-8sym": "Formulas of ltl-small's sizes (<= 20) over up to 8 symbols, for testing only (one test split): "
+        "symbol counts that ltl-small never trains on.",
+        "heatmap": "LTL evaluation grid: symbol count 0..10 x formula size 1..50, at most 100 samples per "
+        "cell, symbols compacted to a, b, c, ....",
+    },
+)
 
 
 def build_ltl_random35(
@@ -219,13 +152,7 @@ def build_ltl_random35(
     ``ltl-heatmap``: the cap per cell); ``workers`` defaults to all cores. ``on_accept`` (called
     with the count accepted so far) and ``chunk_size`` are hooks for tests.
     """
-    if config not in CONFIGS:
-        raise ValueError(f"unknown LTL configuration {config!r}; choose one of {', '.join(CONFIGS)}")
-    return build_logic(
-        LTL_TASK,
-        CONFIGS[config],
-        _ABOUT,
-        out_dir,
+    options = dict(
         num_samples=num_samples,
         num_symbols=num_symbols,
         max_size=max_size,
@@ -237,3 +164,4 @@ def build_ltl_random35(
         progress=progress,
         overwrite=overwrite,
     )
+    return build_random35(LTL_TASK, CONFIGS, _ABOUT, config, out_dir, options)

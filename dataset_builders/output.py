@@ -22,9 +22,9 @@ from typing import Any
 
 import datasets
 import pyarrow.parquet as pq
-from filelock import FileLock, Timeout
+from filelock import FileLock
 
-from hf_symbolinv.utils.files import write_text_atomic
+from hf_symbolinv.utils.files import LOCK_FILE, FolderInUseError, lock_folder, write_text_atomic
 
 from .errors import EmptyDatasetError, OutputDirError, OutputInUseError, ParametersChangedError, parameters_changed
 
@@ -34,7 +34,6 @@ PARTIAL_DIR = ".partial"
 INFO_FILE = "build_info.json"
 CARD_FILE = "README.md"
 DATA_DIR = "data"
-LOCK_FILE = ".symbolinv.lock"
 STAGING_PREFIX = ".staging-"
 #: Bumped whenever a change alters what a build produces, so that stale partial builds are refused.
 FORMAT_VERSION = 1
@@ -247,20 +246,13 @@ def _make_dirs(path: Path) -> list[Path]:
 
 
 def _acquire_lock(directory: Path) -> FileLock:
-    """The folder's lock, or a refusal at once if another process holds it. The OS releases the lock
-    of a process that dies, so a killed build never blocks the next one."""
-    path = directory / LOCK_FILE
-    lock = FileLock(str(path), timeout=0)
+    """The folder's lock, or a refusal at once if another process holds it (see :func:`lock_folder`)."""
     try:
-        lock.acquire()
-    except Timeout:
-        raise OutputInUseError(
-            f"{directory} is being written by another build right now (it holds {path}); wait for it to finish "
-            "or choose another --out"
-        ) from None
+        return lock_folder(directory, "another build", "choose another --out")
+    except FolderInUseError as error:
+        raise OutputInUseError(str(error)) from None
     except OSError as error:
         raise OutputDirError(f"cannot write in {directory}: {error.strerror or error}") from None
-    return lock
 
 
 class BuildDirectory:

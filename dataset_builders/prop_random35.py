@@ -35,7 +35,7 @@ from hf_symbolinv.logic import (
     solve_prop,
 )
 
-from .logic_tasks import LogicTask, build_logic
+from .logic_tasks import LogicTask, build_random35, random35_configs
 from .params import ConfigSpec
 
 __all__ = ["CONFIGS", "PROP_TASK", "build_prop_random35", "minimal_assignment"]
@@ -108,92 +108,25 @@ the package's checker: every completion of the assignment satisfies the formula.
 formulas and tautologies (valid under the empty assignment) are dropped. No sample has 0 symbols:
 a constant formula is valid or unsatisfiable."""
 
-CONFIGS: dict[str, ConfigSpec] = {
-    spec.name: spec
-    for spec in (
-        ConfigSpec(
-            "prop-35",
-            "prop",
-            "base",
-            "PropRandom35: propositional formulas of size <= 35 over 5 symbols with a minimal satisfying "
-            "partial assignment, split 80/10/10.",
-            1_000_000,
-            5,
-            35,
-        ),
-        ConfigSpec(
-            "prop-35-10sym",
-            "prop",
-            "base",
-            "PropRandom35 over 10 symbols (the full-vocabulary baseline's data), split 80/10/10.",
-            1_000_000,
-            10,
-            35,
-        ),
-        ConfigSpec(
-            "prop-35-supp",
-            "prop",
-            "supp",
-            "PropRandom35 with 1-symbol samples added to the training split (constant formulas, the "
-            "0-symbol case, are never samples).",
-            1_000_000,
-            5,
-            35,
-            base="prop-35",
-        ),
-        ConfigSpec(
-            "prop-35-renamed",
-            "prop",
-            "renamed",
-            "PropRandom35, perturbed: symbols renamed so that those of the assignment are a, b, c, ... "
-            "in order, the formula's others following.",
-            1_000_000,
-            5,
-            35,
-            base="prop-35",
-        ),
-        ConfigSpec(
-            "prop-35-reduced",
-            "prop",
-            "reduced",
-            "PropRandom35 with the training split reduced to its first 80k samples (of 1M).",
-            1_000_000,
-            5,
-            35,
-            base="prop-35",
-        ),
-        ConfigSpec(
-            "prop-small",
-            "prop",
-            "base",
-            "Small formulas that a CPU can learn: size <= 20 over at most 3 symbols, the operators and targets "
-            "of prop-35 (a minimal satisfying partial assignment), split 80/10/10.",
-            100_000,
-            3,
-            20,
-        ),
-        ConfigSpec(
-            "prop-small-8sym",
-            "prop",
-            "test",
-            "Formulas of prop-small's sizes (<= 20) over up to 8 symbols, for testing only (one test split): "
-            "symbol counts that prop-small never trains on.",
-            4_000,
-            8,
-            20,
-        ),
-        ConfigSpec(
-            "prop-heatmap",
-            "prop",
-            "grid",
-            "Propositional evaluation grid: symbol count 1..10 x formula size 1..50, at most 100 samples "
-            "per cell, symbols compacted to a, b, c, ....",
-            100,
-            10,
-            50,
-        ),
-    )
-}
+CONFIGS: dict[str, ConfigSpec] = random35_configs(
+    "prop",
+    {
+        "35": "PropRandom35: propositional formulas of size <= 35 over 5 symbols with a minimal satisfying "
+        "partial assignment, split 80/10/10.",
+        "35-10sym": "PropRandom35 over 10 symbols (the full-vocabulary baseline's data), split 80/10/10.",
+        "35-supp": "PropRandom35 with 1-symbol samples added to the training split (constant formulas, the "
+        "0-symbol case, are never samples).",
+        "35-renamed": "PropRandom35, perturbed: symbols renamed so that those of the assignment are a, b, c, ... "
+        "in order, the formula's others following.",
+        "35-reduced": "PropRandom35 with the training split reduced to its first 80k samples (of 1M).",
+        "small": "Small formulas that a CPU can learn: size <= 20 over at most 3 symbols, the operators and targets "
+        "of prop-35 (a minimal satisfying partial assignment), split 80/10/10.",
+        "small-8sym": "Formulas of prop-small's sizes (<= 20) over up to 8 symbols, for testing only (one test split): "
+        "symbol counts that prop-small never trains on.",
+        "heatmap": "Propositional evaluation grid: symbol count 1..10 x formula size 1..50, at most 100 samples "
+        "per cell, symbols compacted to a, b, c, ....",
+    },
+)
 
 
 def build_prop_random35(
@@ -212,13 +145,7 @@ def build_prop_random35(
 ) -> datasets.DatasetDict:
     """Build a propositional configuration and return it as a ``DatasetDict`` (parameters as
     :func:`~dataset_builders.ltl_random35.build_ltl_random35`; there is no time-out)."""
-    if config not in CONFIGS:
-        raise ValueError(f"unknown propositional configuration {config!r}; choose one of {', '.join(CONFIGS)}")
-    return build_logic(
-        PROP_TASK,
-        CONFIGS[config],
-        _ABOUT,
-        out_dir,
+    options = dict(
         num_samples=num_samples,
         num_symbols=num_symbols,
         max_size=max_size,
@@ -230,3 +157,4 @@ def build_prop_random35(
         progress=progress,
         overwrite=overwrite,
     )
+    return build_random35(PROP_TASK, CONFIGS, _ABOUT, config, out_dir, options)

@@ -9,18 +9,30 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from hf_symbolinv.tasks.trees import AGENT_MARKER, DETERMINERS, PASSIVE_AUX, PREPOSITIONS
 from hf_symbolinv.utils.trees import Tree, format_bracketed
-
-if TYPE_CHECKING:
-    from .trees import Pools
 
 #: Training sentences have at most this many adjectives on one noun phrase (the structural split more).
 TRAIN_MAX_ADJECTIVES = 2
 #: Chances in a sentence: a prepositional phrase, an adverb.
 PP_CHANCE, ADVERB_CHANCE = 0.5, 0.5
+
+
+@dataclass(frozen=True)
+class Pools:
+    """The content words one split draws from, by part of speech."""
+
+    nouns: tuple[str, ...]
+    adjectives: tuple[str, ...]
+    verbs: tuple[str, ...]
+    adverbs: tuple[str, ...]
+    letters: str
+
+    @property
+    def content(self) -> tuple[str, ...]:
+        return (*self.nouns, *self.adjectives, *self.verbs, *self.adverbs)
 
 
 @dataclass(frozen=True)

@@ -87,6 +87,7 @@ from .params import BuildParams, ConfigSpec, resolve_params
 from .sentences import (
     ADVERB_CHANCE,
     PP_CHANCE,
+    Pools,
     active_tree,
     logical_tree,
     passive_tree,
@@ -172,21 +173,6 @@ def word_pools(words: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     split shares no content word with training."""
     held = tuple(w for i, w in enumerate(words) if i % HELD_OUT_EVERY == HELD_OUT_EVERY - 1)
     return tuple(w for w in words if w not in held), held
-
-
-@dataclass(frozen=True)
-class Pools:
-    """The content words one split draws from, by part of speech."""
-
-    nouns: tuple[str, ...]
-    adjectives: tuple[str, ...]
-    verbs: tuple[str, ...]
-    adverbs: tuple[str, ...]
-    letters: str
-
-    @property
-    def content(self) -> tuple[str, ...]:
-        return (*self.nouns, *self.adjectives, *self.verbs, *self.adverbs)
 
 
 def pools(held_out: bool) -> Pools:

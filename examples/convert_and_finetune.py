@@ -28,9 +28,10 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-from hf_symbolinv.commands import main as symbolinv
 from hf_symbolinv.models.symbolinv.conversion import convert_checkpoint
+from hf_symbolinv.routes import TrainArguments, train
 
 
 def convert_and_finetune(
@@ -44,37 +45,27 @@ def convert_and_finetune(
     learning_rate: float = 1e-3,
     batch_size: int = 64,
     max_train_samples: int | None = None,
-    extra_train_args: Sequence[str] = (),
+    **train_options: Any,
 ) -> Path:
     """Convert ``source`` into ``output/converted``, fine-tune it into ``output/finetuned``; returns the
-    fine-tuned model's folder. Rerunning after an interruption resumes the fine-tuning."""
+    fine-tuned model's folder. Rerunning after an interruption resumes the fine-tuning. ``train_options``: more
+    :class:`~hf_symbolinv.routes.TrainArguments` fields (``eval_samples=16``, ``seed=1``)."""
     output = Path(output)
     converted = output / "converted"
     if not (converted / "config.json").exists():
         convert_checkpoint(source, converted, actual=actual, placeholder=placeholder)
-    argv = [
-        "train",
-        "--task",
-        task,
-        "--init-from",
-        str(converted),
-        "--data",
-        str(data),
-        "--output",
-        str(output / "finetuned"),
-        "--epochs",
-        str(epochs),
-        "--lr",
-        str(learning_rate),
-        "--batch-size",
-        str(batch_size),
-        *extra_train_args,
-    ]
-    if max_train_samples is not None:
-        argv += ["--max-train-samples", str(max_train_samples)]
-    status = symbolinv(argv)
-    if status != 0:
-        raise SystemExit(status)
+    arguments = TrainArguments(
+        task=task,
+        init_from=converted,
+        data=data,
+        output=output / "finetuned",
+        epochs=epochs,
+        lr=learning_rate,
+        batch_size=batch_size,
+        max_train_samples=max_train_samples,
+        **train_options,
+    )
+    train(arguments)
     return output / "finetuned" / "model"
 
 

@@ -23,6 +23,12 @@ __version__ = "0.1.0"
 _LAZY = {
     "SymbolRule": "utils.symbols",
     "PRESETS": "models.symbolinv",  # the SIT's presets, as earlier versions exported them
+    # Training, evaluating and asking models from Python (the library under the command line).
+    "TrainArguments": "routes",
+    "EvaluateArguments": "routes",
+    "train": "routes",
+    "evaluate": "routes",
+    "answer": "routes",
 }
 
 __all__ = ["__version__", "register", *sorted(_LAZY)]
@@ -48,6 +54,9 @@ MOVED_MODULES = {
     "evaluation.evaluate": "evaluation.seq2seq",
     "evaluation.trees": "evaluation.tree",
     "training.trees": "training.tree",
+    "commands.seq2seq_route": "routes.seq2seq",
+    "commands.tree_route": "routes.tree",
+    "commands.demo": "routes.demo",
 }
 
 

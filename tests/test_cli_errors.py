@@ -350,7 +350,8 @@ def test_a_checkpoint_cut_short_while_saved_is_passed_over(prop_data: Path, tmp_
     capsys.readouterr()
     assert _train(prop_data, output, "--eval-steps", "2", steps="6") == 0
     out = capsys.readouterr().out
-    assert f"resuming from {checkpoints / 'checkpoint-2'}: checkpoint-4 is incomplete" in out
+    assert f"resuming from {checkpoints / 'checkpoint-2'}: checkpoint-4 is damaged: optimizer.pt is 0 bytes" in out
+    assert "continuing checkpoint-2 with --steps/--epochs 4 -> 6" in out  # a longer run is applied, and said
     assert json.loads((checkpoints / "checkpoint-6" / "trainer_state.json").read_text())["global_step"] == 6
 
 
@@ -428,3 +429,24 @@ def test_a_checkpoint_that_cannot_be_written_is_one_line_naming_the_folder(
     # The previous state is usable: the next run resumes from the last complete checkpoint.
     assert _train(prop_data, output, "--eval-steps", "2", steps="4") == 0
     assert "resuming from" in capsys.readouterr().out
+
+
+def test_progress_bars_are_drawn_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from hf_symbolinv.utils import progress
+
+    for name in progress.QUIET_ENVIRONMENT:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("TQDM_DISABLE", "0")  # a switch the user set stays as it is
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False, raising=False)
+    assert not progress.show_progress(True)
+    progress.quiet_off_terminal()
+    assert progress.os.environ["HF_DATASETS_DISABLE_PROGRESS_BARS"] == "1"
+    assert progress.os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] == "1"
+    assert progress.os.environ["TQDM_DISABLE"] == "0"
+    monkeypatch.delenv("HF_DATASETS_DISABLE_PROGRESS_BARS")
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+    assert progress.show_progress(True) and not progress.show_progress(False)
+    progress.quiet_off_terminal()
+    assert "HF_DATASETS_DISABLE_PROGRESS_BARS" not in progress.os.environ  # on a terminal, bars as usual

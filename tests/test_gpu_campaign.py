@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from filelock import FileLock
 
+from hf_symbolinv.utils.files import MANIFEST
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
 import gpu_campaign  # noqa: E402
@@ -23,6 +25,7 @@ TINY = ("--set", "d_model=16", "encoder_layers=1", "decoder_layers=1", "encoder_
 @pytest.fixture
 def campaign(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     monkeypatch.setattr(gpu_campaign, "STATE_ROOT", tmp_path / "state")
+    monkeypatch.setattr(gpu_campaign, "RESULTS_ROOT", tmp_path / "results")
     monkeypatch.setattr(gpu_campaign, "WORK_ROOT", tmp_path / "work")
     monkeypatch.setattr(gpu_campaign, "EVAL_SAMPLES", 4)
     tiny = gpu_campaign.Campaign(
@@ -48,7 +51,8 @@ def test_a_run_continues_on_a_bare_machine_from_the_state_folder_and_ends(
     first = gpu_campaign.log_entries(state)
     assert [entry["step"] for entry in first] == [1]
     assert first[0]["optimizer_kept"] is True
-    assert (state / "checkpoint" / "optimizer.pt").is_file()
+    assert (gpu_campaign.kept_checkpoint(state) / "optimizer.pt").is_file()
+    assert json.loads((state / "current.json").read_text())["checkpoint"] == "checkpoint-1"
     assert first[0]["validation"]["count"] == 4
     # The next window's machine is bare: only the state folder (in the repository) is there.
     shutil.rmtree(tmp_path / "work")
@@ -61,7 +65,7 @@ def test_a_run_continues_on_a_bare_machine_from_the_state_folder_and_ends(
     # and history but not its checkpoint.
     logged_steps = [entry["step"] for entry in history["log_history"] if "loss" in entry]
     assert logged_steps == sorted(set(logged_steps))
-    assert not (state / "checkpoint").exists()
+    assert sorted(path.name for path in state.iterdir()) == ["log.jsonl", "trainer_state.json"]
     assert gpu_campaign.progress(campaign) == 3
     with pytest.raises(SystemExit, match="finished"):
         call(tmp_path, 5)
@@ -73,8 +77,8 @@ def test_a_state_over_the_window_limit_is_kept_without_the_optimizer_and_still_r
 ) -> None:
     state = tmp_path / "state" / campaign
     assert call(tmp_path, 1e-4) == 0
-    checkpoint = state / "checkpoint"
-    full = sum(path.stat().st_size for path in checkpoint.iterdir())
+    checkpoint = gpu_campaign.kept_checkpoint(state)
+    full = sum(path.stat().st_size for path in checkpoint.iterdir() if path.name != MANIFEST)
     weights = (checkpoint / "model.safetensors").stat().st_size
     monkeypatch.setattr(gpu_campaign, "STATE_BYTES", full - 1)
     monkeypatch.setitem(
@@ -85,6 +89,7 @@ def test_a_state_over_the_window_limit_is_kept_without_the_optimizer_and_still_r
         gpu_campaign.last_checkpoint(tmp_path / "work" / campaign / "checkpoints"), state
     )
     assert not kept and written < full - 1
+    assert gpu_campaign.verify_checkpoint(checkpoint) is None  # its record lists the files it kept
     assert not (checkpoint / "optimizer.pt").exists() and not (checkpoint / "scheduler.pt").exists()
     assert (checkpoint / "model.safetensors").stat().st_size == weights
     shutil.rmtree(tmp_path / "work")
@@ -111,6 +116,121 @@ def test_a_compiled_campaign_trains_compiled_on_random_batches(tmp_path: Path) -
     assert "--compile" not in gpu_campaign.train_arguments(run, tmp_path / "d", tmp_path / "w", 7, 2)
 
 
+# ---------------------------------------------------------------------------------------------------
+# The state folder: a kill at any moment leaves the old state or the new one; a damaged state is named
+# ---------------------------------------------------------------------------------------------------
+def _checkpoint(folder: Path, step: int) -> Path:
+    """A checkpoint folder of the Trainer's files, small: weights, optimizer, scheduler, RNG and trainer states."""
+    import torch
+    from safetensors.torch import save_file
+
+    folder.mkdir(parents=True)
+    save_file({"weight": torch.full((4,), float(step))}, folder / "model.safetensors")
+    for name in ("optimizer.pt", "scheduler.pt", "rng_state.pth"):
+        torch.save({"step": step, "values": torch.arange(64)}, folder / name)
+    (folder / "config.json").write_text("{}")
+    (folder / "trainer_state.json").write_text(json.dumps({"global_step": step, "log_history": [{"step": step}]}))
+    return folder
+
+
+def _cut(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+
+
+def test_a_new_state_replaces_the_old_one_only_once_it_is_complete(campaign: str, tmp_path: Path, monkeypatch) -> None:
+    state = tmp_path / "state" / campaign
+    gpu_campaign.export_checkpoint(_checkpoint(tmp_path / "work" / "checkpoint-2", 2), state)
+    assert gpu_campaign.state_step(state) == 2
+    newer = _checkpoint(tmp_path / "work" / "checkpoint-4", 4)
+    # Killed while copying, then killed just before the switch: the old state is read both times.
+    real_copy, real_write = shutil.copy2, gpu_campaign.write_text_atomic
+    for where in ("copy", "switch"):
+
+        def killed(*args, **kwargs):
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(gpu_campaign.shutil, "copy2", killed if where == "copy" else real_copy)
+        monkeypatch.setattr(gpu_campaign, "write_text_atomic", killed if where == "switch" else real_write)
+        with pytest.raises(KeyboardInterrupt):
+            gpu_campaign.export_checkpoint(newer, state)
+        assert gpu_campaign.state_step(state) == 2
+        assert gpu_campaign.kept_checkpoint(state) == state / "checkpoint-2"
+    monkeypatch.setattr(gpu_campaign.shutil, "copy2", real_copy)
+    monkeypatch.setattr(gpu_campaign, "write_text_atomic", real_write)
+    gpu_campaign.export_checkpoint(newer, state)
+    assert gpu_campaign.state_step(state) == 4
+    # The old checkpoint and what the killed writes left are gone once the new one is in place.
+    assert sorted(path.name for path in state.iterdir()) == ["checkpoint-4", "current.json"]
+
+
+def test_states_of_the_old_layout_and_their_torn_writes_are_read(campaign: str, tmp_path: Path) -> None:
+    state = tmp_path / "state" / campaign
+    _checkpoint(state / "checkpoint", 6)
+    _checkpoint(state / "checkpoint.partial", 9).joinpath("optimizer.pt").unlink()  # a copy killed half-way
+    assert gpu_campaign.state_step(state) == 6
+    shutil.rmtree(state)
+    # Killed between the old write's two renames: the new copy (complete) and the old state moved aside.
+    _checkpoint(state / "checkpoint.partial", 9)
+    _checkpoint(state / "checkpoint.previous", 6)
+    assert gpu_campaign.state_step(state) == 9
+    # The next export writes the new layout and removes the old one's folders.
+    gpu_campaign.export_checkpoint(_checkpoint(tmp_path / "work" / "checkpoint-12", 12), state)
+    assert sorted(path.name for path in state.iterdir()) == ["checkpoint-12", "current.json"]
+
+
+def test_a_state_behind_its_log_is_named_never_silently_resumed(
+    campaign: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = tmp_path / "state" / campaign
+    _checkpoint(state / "checkpoint.previous", 1)  # all a torn write left, while the log reached step 2
+    (state / "log.jsonl").write_text(json.dumps({"step": 2}) + "\n")
+    assert call(tmp_path, 1) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "holds step 1 while its log reached step 2" in err
+    assert not (tmp_path / "data").exists()  # refused before any work
+
+
+@pytest.mark.parametrize("layout", ["current", "old"])
+@pytest.mark.parametrize("name", ["trainer_state.json", "optimizer.pt", "model.safetensors", "scheduler.pt"])
+def test_a_damaged_state_is_one_line_naming_the_file_in_a_call_and_in_list(
+    campaign: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], layout: str, name: str
+) -> None:
+    state = tmp_path / "state" / campaign
+    if layout == "current":
+        gpu_campaign.export_checkpoint(_checkpoint(tmp_path / "work" / "checkpoint-2", 2), state)
+    else:
+        _checkpoint(state / "checkpoint", 2)
+    _checkpoint(state / "checkpoint.previous", 1)  # an older state that must not silently replace it
+    before = {path.name for path in state.iterdir()}
+    _cut(gpu_campaign.kept_checkpoint(state) / name)
+    assert call(tmp_path, 1) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and name in err and "not replaced by an older one" in err and "Traceback" not in err
+    assert gpu_campaign.main(["--list"]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.count("\n") == 1 and f"error: {campaign}: " in captured.err and name in captured.err
+    assert "ltl-best:" in captured.out  # the other campaigns are still listed
+    assert {path.name for path in state.iterdir()} == before
+
+
+def test_a_damaged_pointer_is_named(campaign: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    state = tmp_path / "state" / campaign
+    gpu_campaign.export_checkpoint(_checkpoint(tmp_path / "work" / "checkpoint-2", 2), state)
+    (state / "current.json").write_text('{"checkpoint": ')
+    assert call(tmp_path, 1) == 2
+    assert f"{state / 'current.json'} is damaged" in capsys.readouterr().err
+
+
+def test_ctrl_c_is_one_line(campaign: str, tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch) -> None:
+    def interrupted(name, args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(gpu_campaign, "run_call", interrupted)
+    assert call(tmp_path, 1) == 130
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("interrupted: the state of tiny is the last one saved")
+
+
 def test_runs_on_one_dataset_wait_for_each_others_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Two campaigns started side by side on one dataset: the second waits while the first holds the data's lock."""
     from dataset_builders.errors import OutputInUseError
@@ -130,3 +250,17 @@ def test_runs_on_one_dataset_wait_for_each_others_build(tmp_path: Path, monkeypa
     with pytest.raises(OutputInUseError):  # a lock held past the wait is still an error
         gpu_campaign.build_shared_data("ltl-35", tmp_path / "data", {}, wait_seconds=-1)
     assert attempts == ["ltl-35"]
+
+
+def test_a_state_kept_where_states_were_kept_before_is_read_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(gpu_campaign, "STATE_ROOT", tmp_path / "training_state")
+    monkeypatch.setattr(gpu_campaign, "RESULTS_ROOT", tmp_path / "results")
+    assert gpu_campaign.state_folder("ltl-best") == tmp_path / "training_state" / "ltl-best"  # a new run
+    earlier = tmp_path / "results" / "ltl-best"
+    earlier.mkdir(parents=True)
+    (earlier / "log.jsonl").write_text("{}\n", encoding="utf-8")
+    assert gpu_campaign.state_folder("ltl-best") == earlier  # a run started before the states moved continues
+    (tmp_path / "training_state" / "ltl-best").mkdir(parents=True)
+    assert gpu_campaign.state_folder("ltl-best") == tmp_path / "training_state" / "ltl-best"

@@ -38,7 +38,7 @@ def _relative_imports(path: Path) -> set[str]:
 def test_the_cli_modules_import_each_other_without_a_cycle() -> None:
     folder = PACKAGE / "commands"
     graph = {path.stem: _relative_imports(path) & {p.stem for p in folder.glob("*.py")} for path in folder.glob("*.py")}
-    assert {"train", "evaluate", "solve", "convert", "data", "demo", "web", "common"} <= set(graph)
+    assert {"train", "evaluate", "solve", "convert", "data", "demo_command", "export", "web", "common"} <= set(graph)
     done: set[str] = set()
 
     def visit(module: str, path: tuple[str, ...]) -> None:
@@ -51,3 +51,118 @@ def test_the_cli_modules_import_each_other_without_a_cycle() -> None:
 
     for module in graph:
         visit(module, ())
+
+
+#: The folders whose modules must not import each other in a circle (a circle makes the import order matter, and
+#: hides which module is the lower one).
+CHECKED_FOLDERS = ("hf_symbolinv", "dataset_builders", "benchmarks", "scripts")
+
+
+def _module_names(root: Path) -> dict[str, Path]:
+    names = {}
+    for folder in CHECKED_FOLDERS:
+        for path in sorted((root / folder).rglob("*.py")):
+            parts = path.relative_to(root).with_suffix("").parts
+            names[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return names
+
+
+def import_graph(root: Path) -> dict[str, set[str]]:
+    """Which of the checked modules each checked module imports: at the top, inside functions or under
+    ``TYPE_CHECKING`` alike (each is an edge someone must reason about), read with ``ast`` (nothing is run). A
+    script's bare ``import sibling`` is its folder's module (scripts run with their folder on ``sys.path``)."""
+    names = _module_names(root)
+
+    def known(name: str) -> str | None:
+        while name and name not in names:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {}
+    for module, path in names.items():
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        imported: set[str | None] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    imported.add(known(alias.name))
+                    if "." not in alias.name and package and f"{package}.{alias.name}" in names:
+                        imported.add(f"{package}.{alias.name}")
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    source = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    source = node.module or ""
+                    if package and "." not in source and f"{package}.{source}" in names:
+                        source = f"{package}.{source}"
+                for alias in node.names:
+                    imported.add(f"{source}.{alias.name}" if f"{source}.{alias.name}" in names else known(source))
+        graph[module] = {name for name in imported if name is not None and name != module}
+    return graph
+
+
+def import_circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    circles = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            module, successors = work[-1]
+            for successor in successors:
+                if successor not in index:
+                    index[successor] = low[successor] = len(index)
+                    stack.append(successor)
+                    on_stack.add(successor)
+                    work.append((successor, iter(sorted(graph[successor]))))
+                    break
+                if successor in on_stack:
+                    low[module] = min(low[module], index[successor])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[module])
+                if low[module] == index[module]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == module:
+                            break
+                    if len(component) > 1:
+                        circles.append(sorted(component))
+    return circles
+
+
+def test_the_circle_finder_finds_a_circle_through_a_function_level_import(tmp_path) -> None:
+    for name, text in {
+        "__init__.py": "",
+        "a.py": "from . import b\n",
+        "b.py": "def f():\n    from .c import g\n",
+        "c.py": "import hf_symbolinv.a\n",
+        "d.py": "from .a import x\n",
+    }.items():
+        (tmp_path / "hf_symbolinv").mkdir(exist_ok=True)
+        (tmp_path / "hf_symbolinv" / name).write_text(text, encoding="utf-8")
+    (tmp_path / "benchmarks").mkdir()
+    (tmp_path / "benchmarks" / "one.py").write_text("import two\n", encoding="utf-8")
+    (tmp_path / "benchmarks" / "two.py").write_text("def f():\n    import one\n", encoding="utf-8")
+    circles = import_circles(import_graph(tmp_path))
+    expected = [["benchmarks.one", "benchmarks.two"], ["hf_symbolinv.a", "hf_symbolinv.b", "hf_symbolinv.c"]]
+    assert sorted(circles) == expected  # d imports a, but nothing imports d: not in a circle
+
+
+def test_no_modules_import_each_other_in_a_circle() -> None:
+    graph = import_graph(PACKAGE.parent)
+    assert len(graph) > 100 and "hf_symbolinv.logic.formula" in graph["hf_symbolinv.logic.notation"]
+    assert import_circles(graph) == []

@@ -339,7 +339,8 @@ def test_cli_train_evaluate_and_solve(prop_data: Path, tmp_path: Path, capsys) -
     capsys.readouterr()
     assert main(["solve", str(output), "& req | grant ! ack", "--beam", "1"]) == 0
     printed = capsys.readouterr().out
-    assert printed.startswith("1. ") and any(state in printed for state in ("[correct]", "[incorrect]", "[invalid]"))
+    assert "answered by: " in printed and "\n1. " in printed  # the model that answered, then its answers
+    assert any(state in printed for state in ("[correct]", "[incorrect]", "[invalid]"))
     assert (
         main(
             [
@@ -413,8 +414,9 @@ def test_the_training_recipe_is_the_references_and_rejects_unknown_fields(tmp_pa
 
 
 def test_cli_warm_up_is_the_references_1000_steps_or_a_fifth_of_a_shorter_run(capsys) -> None:
-    from hf_symbolinv.commands.cli import build_parser
     from hf_symbolinv.commands.seq2seq_route import _warmup
+
+    from hf_symbolinv.commands.cli import build_parser
     from hf_symbolinv.training import default_warmup_steps
 
     assert [default_warmup_steps(steps) for steps in (1, 10, 5000, 7000, 50_000)] == [1, 2, 1000, 1000, 1000]

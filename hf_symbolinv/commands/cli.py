@@ -15,11 +15,13 @@ import warnings
 from collections.abc import Callable, Sequence
 
 from .. import __version__
+from ..utils.progress import quiet_off_terminal
 from .common import Subparsers, positive_int
 from .convert import add_convert_parser
 from .data import add_data_parser
-from .demo import add_demo_parser
+from .demo_command import add_demo_parser
 from .evaluate import add_evaluate_parser
+from .export import add_export_parser
 from .solve import add_solve_parser
 from .train import add_train_parser
 from .web import add_web_parser
@@ -32,6 +34,7 @@ SUBCOMMANDS: list[Callable[[Subparsers], None]] = [
     add_evaluate_parser,
     add_solve_parser,
     add_convert_parser,
+    add_export_parser,
     add_web_parser,
 ]
 
@@ -85,6 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Parse ``argv`` (default: ``sys.argv[1:]``), run the chosen subcommand, return its exit status."""
     parser = build_parser()
     args, extras = parser.parse_known_args(argv)
+    quiet_off_terminal()  # before datasets, the Hub or transformers are imported: each reads its switch once
     if extras:
         # `solve MODEL --symbols R INPUT`: argparse stops a list of positionals at the first option; the inputs
         # after it are still inputs. Anything else unknown is an error, as parse_args makes it.
@@ -93,7 +97,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             extras = [extra for extra in extras if extra.startswith("-")]
         if extras:
             parser.error(f"unrecognized arguments: {' '.join(extras)}")
-    _set_threads(args.threads, args.command)
+    if args.command not in SINGLE_THREAD_COMMANDS:
+        # solve sets its threads itself, after reading its inputs: a syntax error is answered before torch loads.
+        _set_threads(args.threads, args.command)
     previous_format = warnings.formatwarning
     if not getattr(args, "debug", False):
         # A warning to a user is one line; the package's source line under it is for --debug.

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-from ..utils.files import resolve_model_folder
 from .common import Subparsers, positive_int
 
-#: ``evaluate --alpha-symbols``: the symbol counts at which alpha-covariance is measured unless told otherwise.
+#: The symbol counts whose renamings an evaluation checks by default: routes.EvaluateArguments' default, written
+#: here too so that ``symbolinv --help`` imports no model code (tests/test_routes_api.py keeps the two equal).
 DEFAULT_ALPHA_SYMBOLS = [3, 4, 5]
+
+#: ``evaluate --alpha-symbols``: the symbol counts at which alpha-covariance is measured unless told otherwise.
 
 
 def add_evaluate_parser(subparsers: Subparsers) -> None:
@@ -19,11 +20,7 @@ def add_evaluate_parser(subparsers: Subparsers) -> None:
         description="Correct (checker), exact, invalid, unknown, top-N, alpha-covariance per symbol count, a heatmap "
         "over (symbols x size) as JSON and PNG, and mean edit distance for the copy task.",
     )
-    parser.add_argument(
-        "model",
-        metavar="MODEL",
-        help="a saved model folder (or a training OUTPUT with model/), or the name of a shipped one (e.g. clutrr)",
-    )
+    parser.add_argument("model", metavar="MODEL", help="a saved model folder (or a training OUTPUT with model/)")
     parser.add_argument("--data", required=True, metavar="DIR")
     parser.add_argument("--split", default="test")
     parser.add_argument("--beam", type=positive_int, default=3)
@@ -34,7 +31,7 @@ def add_evaluate_parser(subparsers: Subparsers) -> None:
         "--alpha-symbols",
         type=positive_int,
         nargs="*",
-        default=DEFAULT_ALPHA_SYMBOLS,
+        default=list(DEFAULT_ALPHA_SYMBOLS),
         help="symbol counts for alpha-covariance (default 3 4 5; none: no alpha-covariance)",
     )
     parser.add_argument(
@@ -65,37 +62,14 @@ def add_evaluate_parser(subparsers: Subparsers) -> None:
     parser.set_defaults(handler=run_evaluate)
 
 
-def output_paths(folder: Path, split: str, report: str | None, heatmap: str | None) -> tuple[Path, Path]:
-    """Where the report and the heatmap go: where asked, else beside the model, except for a model shipped with the
-    package, whose folder is part of the installed package and is left as it shipped (the current folder instead)."""
-    from ..pretrained import PRETRAINED_DIR
-
-    shipped = folder.resolve().parent == PRETRAINED_DIR
-    default_dir, prefix = (Path.cwd(), f"{folder.name}-") if shipped else (folder, "")
-    report_path = Path(report) if report else default_dir / f"{prefix}eval-{split}.json"
-    heatmap_path = Path(heatmap) if heatmap else default_dir / f"{prefix}heatmap-{split}.png"
-    return report_path, heatmap_path
-
-
 def run_evaluate(args: argparse.Namespace) -> int:
-    from ..models.registry import folder_route
-    from ..pretrained import SHIPPED, SHIPPED_TREES, shipped_model
-    from ..utils.files import check_output_file
+    """The options as :class:`hf_symbolinv.routes.EvaluateArguments`, evaluated by
+    :func:`hf_symbolinv.routes.evaluate`."""
+    import dataclasses
 
-    # A shipped model by name (`symbolinv evaluate clutrr ...`) unless a folder of that name is here.
-    shipped = args.model in {**SHIPPED, **SHIPPED_TREES} and not Path(args.model).exists()
-    folder = shipped_model(args.model) if shipped else resolve_model_folder(args.model)
-    report_path, heatmap_path = output_paths(folder, args.split, args.report, args.heatmap)
-    # Before the evaluation, and all of them: a report written and then a heatmap refused leaves half a result.
-    check_output_file(report_path, "--report")
-    check_output_file(report_path.with_name(report_path.stem + "-heatmap.json"), "--report")
-    check_output_file(heatmap_path, "--heatmap")
-    route = folder_route(folder)
-    ignored = [
-        "--" + name.replace("_", "-")
-        for name, default in route.evaluate_options_not_taken.items()
-        if getattr(args, name) != default
-    ]
-    if ignored:  # e.g. a tree model runs its own steps: none of these would change what it does
-        raise ValueError(f"{', '.join(ignored)} do(es) not apply to a {route.name} model ({folder}); leave it out")
-    return route.evaluate(args, folder, report_path, heatmap_path)
+    from ..routes import EvaluateArguments, evaluate
+
+    evaluate(
+        EvaluateArguments(**{field.name: getattr(args, field.name) for field in dataclasses.fields(EvaluateArguments)})
+    )
+    return 0

@@ -4,15 +4,13 @@ on a dataset by the route of its family (see :mod:`hf_symbolinv.models.registry`
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..tasks import task_names
-from ..utils.files import resolve_model_folder
 from .common import Subparsers, field_value, fraction, non_negative_int, positive_float, positive_int
 
 if TYPE_CHECKING:
-    from ..models.registry import Route
+    pass
 
 
 def add_train_parser(subparsers: Subparsers) -> None:
@@ -140,60 +138,12 @@ def add_train_parser(subparsers: Subparsers) -> None:
     parser.set_defaults(handler=run_train)
 
 
-#: ``symbolinv train`` options that only some families take (argparse ``dest`` names; a family lists those it takes).
-FAMILY_OPTIONS = ("embedding_type",)
-
-
 def run_train(args: argparse.Namespace) -> int:
-    from transformers import set_seed
+    """The options as :class:`hf_symbolinv.routes.TrainArguments`, trained by :func:`hf_symbolinv.routes.train`."""
+    import dataclasses
 
-    from ..models.registry import family_of_preset, folder_route, get_route, new_model_config
-    from ..utils.files import PathProblem, check_model_destination, check_output_folder
-    from .common import check_overrides
+    from ..routes import TrainArguments, train
 
-    output = Path(args.output)
-    data = Path(args.data).resolve()
-    if output.resolve() == data or data in output.resolve().parents:
-        raise PathProblem(f"--output {output} is inside the dataset folder --data {args.data}; choose another --output")
-    # Before any work: a destination refused after training would waste the whole run.
-    check_output_folder(output, "--output")
-    check_output_folder(output / "checkpoints", "--output")
-    check_model_destination(output / "model", "--output")
-    set_seed(args.seed)
-    options = {name: getattr(args, name) for name in FAMILY_OPTIONS if getattr(args, name) is not None}
-    if args.init_from is not None:
-        if args.overrides or options:
-            raise ValueError(
-                "--set and --embedding-type build a new model; they cannot change one loaded with --init-from"
-            )
-        folder = resolve_model_folder(args.init_from, "--init-from")
-        if folder.resolve() == (output / "model").resolve():
-            # The save would replace the model this run starts from, which it did not create.
-            raise PathProblem(
-                f"--output {output} would replace the --init-from model {folder}; choose another --output"
-            )
-        route = folder_route(folder)
-        _refuse_options_not_taken(args, route)
-        return route.train(args, output, None, folder)
-    try:
-        family = family_of_preset(args.preset)
-    except ValueError as error:
-        raise ValueError(f"--preset: {error}") from None
-    problem = check_overrides(family.config_class, dict(args.overrides))
-    if problem is not None:
-        raise ValueError(problem)
-    try:
-        config = new_model_config(args.preset, args.task, options=options, **dict(args.overrides))
-    except TypeError as error:
-        raise ValueError(str(error)) from None
-    route = get_route(family.route)
-    _refuse_options_not_taken(args, route)
-    return route.train(args, output, config, None)
-
-
-def _refuse_options_not_taken(args: argparse.Namespace, route: Route) -> None:
-    """Options the route does not take, given: an error rather than silently ignored."""
-    not_taken = route.train_options_not_taken
-    given = ["--" + name.replace("_", "-") for name, default in not_taken.items() if getattr(args, name) != default]
-    if given:
-        raise ValueError(f"{', '.join(given)}: not options of the {route.name} route")
+    fields = {field.name: getattr(args, field.name) for field in dataclasses.fields(TrainArguments)}
+    train(TrainArguments(**{**fields, "overrides": dict(args.overrides)}))
+    return 0

@@ -66,6 +66,8 @@ def generate_answers(
     """
     from tqdm.auto import tqdm
 
+    from ..utils.progress import show_progress
+
     model.eval()
     device = next(model.parameters()).device
     encoded_all = tokenizer(list(sources))["input_ids"]
@@ -77,7 +79,8 @@ def generate_answers(
     answers: list[list[str]] = [[] for _ in sources]
     beams = max(num_beams, num_return_sequences)
     batches = [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
-    for batch in tqdm(batches, desc=desc, unit="batch", disable=not progress, leave=False):
+    # Off a terminal, no bar: in a log file each update would be a line.
+    for batch in tqdm(batches, desc=desc, unit="batch", disable=not show_progress(progress), leave=False):
         texts = [sources[i] for i in batch]
         encoded = tokenizer(texts, padding=True, return_tensors="pt", return_symbol_names=True)
         names = encoded.pop("symbol_names")

@@ -8,34 +8,51 @@ as such rather than "answered" with an incorrect assignment.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ..tasks import get_task, task_for_vocabulary
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
 class Answer:
-    """One answer of the model: its text in the user's names, the checker's verdict (``correct``,
-    ``incorrect``, ``unknown`` or ``invalid``) and, for LTL, the trace in readable infix."""
+    """One answer: its text in the user's names, the checker's verdict (``correct``, ``incorrect``, ``unknown`` or
+    ``invalid``), for LTL the trace in readable infix, the answer as it is shown whatever the names (``readable``:
+    ``Rain = true, Wind = false`` or an infix trace; ``polish``: Polish with spaces; ``None`` for an invalid
+    answer), and whether the exact solver gave it rather than the model."""
 
     text: str
     verdict: str
     trace: str | None = None
+    readable: str | None = None
+    polish: str | None = None
+    by_solver: bool = False
 
 
 @dataclass(frozen=True)
 class Solution:
-    """A model's answers to one input, with the task, the model folder, and whether the input has any correct
-    answer (``satisfiable``: ``True``, ``False``, or ``None`` when the exact solver could not tell in time or the
-    task has none)."""
+    """A model's answers to one input, with the task, the model folder, whether the input has any correct
+    answer (``satisfiable``: ``True``, ``False``, or ``None`` when the exact solver could not tell within its
+    budget or the task has none) and, when the model's first answer is not correct and the exact solver found
+    one, the solver's answer (``fallback``)."""
 
     input: str
     task: str
     model: Path
     answers: list[Answer] = field(default_factory=list)
     satisfiable: bool | None = None
+    fallback: Answer | None = None
+
+
+#: Work units of the exact LTL solver per input (its deterministic budget, :func:`hf_symbolinv.logic.solve_ltl`),
+#: beside its time limit: what one input may cost is bounded by work, not only by time, the same on every machine.
+EXACT_LTL_WORK = 2_000_000
+#: Seconds the exact LTL solver may take per input.
+EXACT_LTL_SECONDS = 5.0
 
 
 class Solver:
@@ -59,14 +76,19 @@ class Solver:
     def pipeline(self, folder: Path) -> tuple[Any, str]:
         """The (cached) generation pipeline of ``folder`` and its task's name."""
         if folder not in self._loaded:
-            from transformers import pipeline
-
-            from ..models.folders import load_model
-
-            model, tokenizer, _ = load_model(str(folder))  # in float32, though the shipped weights store float16
-            task = task_for_vocabulary(model.config.vocabulary).name
-            self._loaded[folder] = (pipeline("symbolic-generation", model=model, tokenizer=tokenizer), task)
+            self._loaded[folder] = self.load_pipeline(folder)
         return self._loaded[folder]
+
+    @staticmethod
+    def load_pipeline(folder: Path) -> tuple[Any, str]:
+        """A new generation pipeline of ``folder`` (not cached) and its task's name."""
+        from transformers import pipeline
+
+        from ..models.folders import load_model
+
+        model, tokenizer, _ = load_model(str(folder))  # in float32, though the shipped weights store float16
+        task = task_for_vocabulary(model.config.vocabulary).name
+        return pipeline("symbolic-generation", model=model, tokenizer=tokenizer), task
 
     def solve(
         self,
@@ -76,30 +98,93 @@ class Solver:
         top_n: int = 1,
         symbols: str | None = None,
         folder: Path | None = None,
+        fallback: bool = True,
+        check_timeout: float | None = 10.0,
+        max_new_tokens: int | None = None,
     ) -> Solution:
-        """The model's ``top_n`` answers to ``text`` (beam search of width ``max(beam, top_n)``), judged. A
-        ``ValueError`` names what is wrong with an input the model cannot read (with the position for a syntax
+        """The model's ``top_n`` answers to ``text`` (beam search of width ``max(beam, top_n)``), judged (each check
+        within ``check_timeout`` seconds), and with ``fallback`` the exact solver's answer when the model's first
+        answer is not correct. ``max_new_tokens`` caps the answer's length (the pipeline's own budget otherwise).
+        A ``ValueError`` names what is wrong with an input the model cannot read (with the position for a syntax
         error)."""
-        from .. import logic
-        from .seq2seq import judge
-
         folder = folder if folder is not None else self.model_folder(text, task, symbols)
         pipe, task_name = self.pipeline(folder)
         rule = _symbol_rule(symbols)
         model_input = in_model_operators(text, task_name, symbols)
-        generated = pipe(model_input, symbols=symbols, num_beams=max(beam, top_n), num_return_sequences=top_n)
+        budget = {} if max_new_tokens is None else {"max_new_tokens": max_new_tokens}
+        generated = pipe(model_input, symbols=symbols, num_beams=max(beam, top_n), num_return_sequences=top_n, **budget)
         source = as_logic(text, task_name, rule)
-        answers = []
-        for item in generated:
-            answer_text = item["generated_text"]
-            verdict = judge(task_name, source, as_logic(answer_text, task_name, rule, answer=True))
-            trace = None
-            if task_name == "ltl" and not verdict.invalid:
-                trace = logic.format_trace(logic.parse_trace(answer_text, symbols=rule), "infix")
-            answers.append(Answer(answer_text, verdict.state, trace))
-        status = EXACT_SOLVERS[task_name](source) if task_name in EXACT_SOLVERS else None
-        satisfiable = {"sat": True, "unsat": False}.get(status)  # None: no exact solver, or it timed out
-        return Solution(text, task_name, folder, answers, satisfiable)
+        texts = [item["generated_text"] for item in generated]
+        judged = [as_logic(answer_text, task_name, rule, answer=True) for answer_text in texts]
+        # The checker's and the exact solver's work: pure Python, run where `check_runner` says (the web page runs it
+        # in a process it can stop).
+        checked = self.check_runner(check_answers, (task_name, source, judged, fallback, check_timeout))
+        answers = [_shown(answer_text, state, task_name, rule) for answer_text, state in zip(texts, checked.states)]
+        satisfiable = {"sat": True, "unsat": False}.get(checked.status)  # None: no exact solver, or out of budget
+        rescue = None
+        if checked.solver_text is not None and checked.solver_state is not None:
+            rescue = _shown(checked.solver_text, checked.solver_state, task_name, None, by_solver=True)
+        return Solution(text, task_name, folder, answers, satisfiable, rescue)
+
+    def check_runner(self, work: Callable[..., T], args: tuple) -> T:
+        """Where the checking work of :meth:`solve` runs: here, in this thread (the web page's solver runs it in a
+        process it can stop)."""
+        return work(*args)
+
+
+@dataclass(frozen=True)
+class Checked:
+    """The checker's verdict on each answer, the exact solver's status and, where asked for and needed, its answer
+    with the checker's verdict on it."""
+
+    states: list[str]
+    status: str | None
+    solver_text: str | None = None
+    solver_state: str | None = None
+
+
+def check_answers(
+    task: str, source: str, answers: list[str], fallback: bool = True, check_timeout: float | None = 10.0
+) -> Checked:
+    """Judge each answer to ``source`` (in the logic engine's notation), ask the exact solver whether any answer is
+    correct and, with ``fallback``, for its answer when the first answer is not correct. Pure Python (the logic engine
+    and the tasks' checkers, no torch), so that it can run in another process."""
+    from ..tasks import get_task
+
+    judge = get_task(task).judge
+    states = [judge(source, answer, None, check_timeout).state for answer in answers]
+    status, solver_text = exact_solution(task, source)
+    if not fallback or solver_text is None or (states and states[0] == "correct"):
+        return Checked(states, status)
+    return Checked(states, status, solver_text, judge(source, solver_text, None, check_timeout).state)
+
+
+def _shown(text: str, verdict: str, task: str, rule: Any, by_solver: bool = False) -> Answer:
+    """An answer with the forms it is shown in (see :class:`Answer`)."""
+    from ..logic.reading import answer_forms
+
+    forms = answer_forms(text, task, rule) if verdict != "invalid" else None
+    readable, polish = forms if forms is not None else (None, None)
+    trace = readable if task == "ltl" else None
+    return Answer(text, verdict, trace, readable, polish, by_solver)
+
+
+def exact_solution(task: str, source: str) -> tuple[str | None, str | None]:
+    """The exact solver's status for ``source`` (``sat``, ``unsat``, ``timeout``; ``None`` for a task without one)
+    and, where satisfiable, an answer in the task's answer notation and the formula's names."""
+    from .. import logic
+
+    if task == "prop":
+        result = logic.solve_prop(source)
+        if result.status != "sat":
+            return result.status, None
+        return result.status, logic.format_assignment(result.assignment)
+    if task == "ltl":
+        result = logic.solve_ltl(source, timeout=EXACT_LTL_SECONDS, max_work=EXACT_LTL_WORK, minimize=False)
+        if result.status != "sat" or result.trace is None:
+            return result.status, None
+        return result.status, logic.format_trace(result.trace, "polish", "file")
+    return None, None
 
 
 def _symbol_rule(pattern: str | None) -> Any:
@@ -130,22 +215,6 @@ def in_model_operators(source: str, task: str, pattern: str | None) -> str:
         return print_(parse(source, symbols=rule))
     except (LogicSyntaxError, ValueError):
         return source
-
-
-def _prop_status(formula: str) -> str:
-    from ..logic import solve_prop
-
-    return solve_prop(formula).status
-
-
-def _ltl_status(formula: str) -> str:
-    from ..logic import solve_ltl
-
-    return solve_ltl(formula, timeout=5.0, minimize=False).status  # "timeout" says nothing
-
-
-#: The exact solvers that tell whether an input of a task has any correct answer.
-EXACT_SOLVERS = {"prop": _prop_status, "ltl": _ltl_status}
 
 
 def shipped_folder_for(text: str, symbols: Any, task: str | None) -> Path:

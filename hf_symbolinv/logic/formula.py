@@ -18,8 +18,13 @@ long formulas do not hit the recursion limit.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterable, Iterator, Mapping
-from typing import ClassVar
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, ClassVar
+
+#: How ``str`` prints a formula and a trace: the notations are :mod:`.notation`'s, which imports this module and
+#: sets them (importing any module of ``hf_symbolinv.logic`` imports the package, and with it the notations), so
+#: that this module, the lower one, imports nothing of the logic engine.
+PRINTERS: dict[str, Callable[[Any], str]] = {}
 
 __all__ = [
     "Formula",
@@ -111,9 +116,7 @@ class Formula:
         return self._hash
 
     def __str__(self) -> str:
-        from .notation import format_formula  # local import: notation imports this module
-
-        return format_formula(self, "polish", style="model" if self._has_prop_only_ops() else "ltl")
+        return PRINTERS["formula"](self)
 
     def __repr__(self) -> str:
         # Iterative and cut short: a formula may nest past the recursion limit, and one built with shared
@@ -496,9 +499,7 @@ class Trace:
         return self._hash
 
     def __str__(self) -> str:
-        from .notation import format_trace
-
-        return format_trace(self)
+        return PRINTERS["trace"](self)
 
     def __repr__(self) -> str:
         return f"Trace({str(self)!r})"

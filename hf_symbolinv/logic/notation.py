@@ -12,17 +12,26 @@ Notations
 Lexing follows the spec: text without whitespace is read character by character, except where
 the :class:`~hf_symbolinv.utils.symbols.SymbolRule` matches a longer name (greedy); text with
 whitespace is read as whitespace/punctuation-separated words, and any word that is not an
-operator is a symbol name (in infix, a word such as ``Xa`` or ``GFp12`` is read as unary
-operators applied to a name, as Spot does). Printing uses no separators when every token is one
+operator is a symbol name: a letter or ``_`` first, then letters, digits, ``_``, ``.`` or ``'``
+(any other character is a syntax error naming it). In LTL infix, words are read as Spot's lexer
+reads them: a word that begins with ``F``, ``G`` or ``X`` followed by a letter is that unary
+operator applied to the rest (``GFa`` is ``G F a``, and so ``Grant`` is ``G rant``, ``Xray`` is
+``X ray``), while ``F``, ``G`` or ``X`` followed by a digit begins a name (``X1``, ``G0_b``); a word
+that begins with ``U``, ``R``, ``W`` or ``M`` right after an operand is that binary operator
+(``a Ub`` is ``a U b``); ``true`` and ``false`` are read in any case. A propositional formula has
+no temporal operators, so there every such word is a name (``Grant & Xray``). A name in double
+quotes is a name whatever it spells (``"Grant"``, ``"X"``), and infix printing quotes a name that
+would not read back as itself, as Spot does. Printing uses no separators when every token is one
 character, otherwise single spaces.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import NamedTuple
 
 from ..utils.symbols import SymbolRule
+from . import formula as _formula_module
 from .formula import (
     FALSE,
     TRUE,
@@ -61,6 +70,8 @@ __all__ = [
     "format_formula",
     "parse_assignment",
     "format_assignment",
+    "parse_as_written",
+    "format_as_written",
 ]
 
 NOTATIONS = ("polish", "infix")
@@ -224,8 +235,9 @@ def _describe(tok: Token) -> str:
     return "end of input" if tok.kind == "end" else repr(tok.text)
 
 
-def tokenize(text: str, notation: str, rule: SymbolRule, xor_word: bool = False) -> list[Token]:
-    """Split ``text`` into tokens (see the module docstring for the rules)."""
+def tokenize(text: str, notation: str, rule: SymbolRule, xor_word: bool = False, temporal: bool = True) -> list[Token]:
+    """Split ``text`` into tokens (see the module docstring for the rules); ``temporal=False`` (a propositional
+    formula) reads every word that is not an operator of propositional logic as a name."""
     segmented = any(ch.isspace() for ch in text)
     spellings = _PUNCT_SORTED if notation == "infix" else _PUNCT_POLISH
     tokens: list[Token] = []
@@ -235,6 +247,18 @@ def tokenize(text: str, notation: str, rule: SymbolRule, xor_word: bool = False)
         ch = text[i]
         if ch.isspace():
             i += 1
+            continue
+        if ch == '"':
+            # A name in double quotes, as Spot writes a name its lexer would read otherwise ("Grant", "X").
+            end = text.find('"', i + 1)
+            if end < 0:
+                raise LogicSyntaxError(
+                    text, n, "a closing '\"' of the name opened at position " + str(i), "end of input"
+                )
+            if end == i + 1:
+                raise LogicSyntaxError(text, i, "a name between the quotes", "'\"\"'")
+            append(Token("sym", text[i + 1 : end], i, text[i : end + 1]))
+            i = end + 1
             continue
         if ch in _PUNCT_CHARS:
             for spelling in spellings:
@@ -255,7 +279,7 @@ def tokenize(text: str, notation: str, rule: SymbolRule, xor_word: bool = False)
         if notation == "infix" and word == CYCLE_KEYWORD:
             append(Token("cycle", word, i, word))
         elif segmented:
-            _lex_word(text, word, i, notation, rule, tokens)
+            _lex_word(text, word, i, notation, rule, tokens, temporal)
         else:
             _lex_chars(text, word, i, rule, tokens, xor_word)
         i = j
@@ -263,22 +287,56 @@ def tokenize(text: str, notation: str, rule: SymbolRule, xor_word: bool = False)
     return tokens
 
 
-def _lex_word(text: str, word: str, pos: int, notation: str, rule: SymbolRule, out: list[Token]) -> None:
-    """A whitespace-separated word: an operator, or else a symbol name."""
+#: A name in whitespace-separated text: a letter or underscore first, then word characters, dots and primes.
+_NAME_CHARS = frozenset("_.'")
+#: Spot's lexer: after an operand, a word that begins with one of these is that binary operator.
+_BINARY_LETTERS = frozenset("URWM")
+
+
+def _bad_name_char(word: str) -> int | None:
+    """The index of the first character of ``word`` that no name may have there, or None."""
+    for k, ch in enumerate(word):
+        if not (ch.isalpha() or ch == "_" or (k and (ch.isdigit() or ch in _NAME_CHARS))):
+            return k
+    return None
+
+
+def _lex_word(
+    text: str, word: str, pos: int, notation: str, rule: SymbolRule, out: list[Token], temporal: bool = True
+) -> None:
+    """A whitespace-separated word: an operator, or else a symbol name (see the module docstring)."""
+    spot_rules = notation == "infix" and temporal
     while True:
-        if word in WORD_OPS:
+        if word in WORD_OPS:  # single-letter temporal operators too: a propositional formula refuses them
             out.append(Token("op", WORD_OPS[word], pos, word))
+            return
+        if notation == "infix" and word.lower() in ("true", "false"):
+            out.append(Token("op", word.lower(), pos, word))  # Spot reads TRUE, True, ... as constants
             return
         if rule.is_symbol(word):
             out.append(Token("sym", word, pos, word))
             return
-        if notation == "infix" and len(word) > 1 and word[0] in "XFG":
-            # Spot reads ``Xa`` / ``GFa`` as unary operators applied to a name.
+        if spot_rules and len(word) > 1 and word[0] in "XFG" and not word[1].isdigit():
+            # Spot reads ``Xa`` / ``GFa`` / ``Grant`` as unary operators applied to a name.
             out.append(Token("op", WORD_OPS[word[0]], pos, word[0]))
             word, pos = word[1:], pos + 1
             continue
-        if word[0].isdigit():
-            raise LogicSyntaxError(text, pos, "an operator or a symbol name", repr(word))
+        if (
+            spot_rules
+            and len(word) > 1
+            and word[0] in _BINARY_LETTERS
+            and out
+            and (out[-1].kind == "sym" or out[-1].text == ")" or (out[-1].kind == "op" and ARITY[out[-1].value] == 0))
+        ):
+            # After an operand a name cannot follow, so Spot reads ``a Ub`` as ``a U b``.
+            out.append(Token("op", WORD_OPS[word[0]], pos, word[0]))
+            word, pos = word[1:], pos + 1
+            continue
+        bad = _bad_name_char(word)
+        if bad is not None:
+            found = repr(word[bad]) if len(word) == 1 else f"{word[bad]!r} in {word!r}"
+            expected = "an operator or a symbol name (a letter or _ first, then letters, digits, _ . ')"
+            raise LogicSyntaxError(text, pos + bad, expected, found)
         out.append(Token("sym", word, pos, word))
         return
 
@@ -356,8 +414,11 @@ def _check_op_allowed(text: str, tok: Token, context: str) -> None:
 # --- Polish ---------------------------------------------------------------------------------
 
 
-def _parse_polish(text: str, tokens: list[Token], i: int, context: str) -> tuple[Formula, int]:
+def _parse_polish(
+    text: str, tokens: list[Token], i: int, context: str, build: Callable[..., Formula] | None = None
+) -> tuple[Formula, int]:
     """One formula in prefix notation starting at token ``i``; iterative (no recursion limit)."""
+    build = build or _build
     frames: list[tuple[str, list[Formula]]] = []
     while True:
         tok = tokens[i]
@@ -380,7 +441,7 @@ def _parse_polish(text: str, tokens: list[Token], i: int, context: str) -> tuple
             if len(args) < ARITY[op]:
                 break
             frames.pop()
-            value = _build(op, args, context)
+            value = build(op, args, context)
         else:
             return value, i
 
@@ -394,7 +455,10 @@ MAX_INFIX_NESTING = 300
 
 
 class _InfixParser:
-    def __init__(self, text: str, tokens: list[Token], context: str) -> None:
+    def __init__(
+        self, text: str, tokens: list[Token], context: str, build: Callable[..., Formula] | None = None
+    ) -> None:
+        self.build = build or _build
         self.text = text
         self.tokens = tokens
         self.i = 0
@@ -423,7 +487,7 @@ class _InfixParser:
             _check_op_allowed(self.text, tok, self.context)
             self.i += 1
             if level not in RIGHT_ASSOC_LEVELS:
-                left = _build(tok.value, [left, self.parse(level + 1)], self.context)
+                left = self.build(tok.value, [left, self.parse(level + 1)], self.context)
                 continue
             # A right-associative chain (a U b U c ...) is gathered in a loop and folded from the right: a
             # recursive call per operand would overflow the stack on long chains.
@@ -435,7 +499,7 @@ class _InfixParser:
                 operands.append(self.parse(level + 1))
             left = operands.pop()
             for op in reversed(ops):
-                left = _build(op, [operands.pop(), left], self.context)
+                left = self.build(op, [operands.pop(), left], self.context)
 
     def parse_unary(self) -> Formula:
         ops: list[str] = []
@@ -467,37 +531,46 @@ class _InfixParser:
         else:
             raise LogicSyntaxError(self.text, tok.pos, "an operand", _describe(tok))
         for op in reversed(ops):
-            value = _build(op, [value], self.context)
+            value = self.build(op, [value], self.context)
         return value
 
 
 # --- public: formulas -----------------------------------------------------------------------
 
 
-def _parse_formula(text: str, notation: str, symbols: Symbols, context: str) -> Formula:
+def _parse_formula(
+    text: str, notation: str, symbols: Symbols, context: str, build: Callable[..., Formula] | None = None
+) -> Formula:
     if not isinstance(text, str):
         raise TypeError(f"expected a string, got {type(text).__name__}")
     _check_notation(notation)
     rule = as_symbol_rule(symbols)
     try:
-        return _parse_formula_once(text, notation, rule, context, xor_word=False)
+        return _parse_formula_once(text, notation, rule, context, xor_word=False, build=build)
     except LogicSyntaxError as first_error:
         # Unsegmented text may spell xor as a word (``xor&ab!c``); with letter symbols that is
         # ambiguous, so the word is only tried when the letter reading fails.
         if "xor" in text and not any(ch.isspace() for ch in text):
             try:
-                return _parse_formula_once(text, notation, rule, context, xor_word=True)
+                return _parse_formula_once(text, notation, rule, context, xor_word=True, build=build)
             except LogicSyntaxError:
                 pass
         raise first_error from None
 
 
-def _parse_formula_once(text: str, notation: str, rule: SymbolRule, context: str, xor_word: bool) -> Formula:
-    tokens = tokenize(text, notation, rule, xor_word)
+def _parse_formula_once(
+    text: str,
+    notation: str,
+    rule: SymbolRule,
+    context: str,
+    xor_word: bool,
+    build: Callable[..., Formula] | None = None,
+) -> Formula:
+    tokens = tokenize(text, notation, rule, xor_word, temporal=context == "ltl")
     if notation == "polish":
-        formula, i = _parse_polish(text, tokens, 0, context)
+        formula, i = _parse_polish(text, tokens, 0, context, build)
     else:
-        parser = _InfixParser(text, tokens, context)
+        parser = _InfixParser(text, tokens, context, build)
         formula = parser.parse()
         i = parser.i
     tok = tokens[i]
@@ -516,6 +589,61 @@ def parse_ltl(text: str, notation: str = "polish", symbols: Symbols = None) -> F
 def parse_prop(text: str, notation: str = "polish", symbols: Symbols = None) -> Formula:
     """Parse a propositional formula (! & | <-> xor, also spelled = and ^; -> is rewritten)."""
     return _parse_formula(text, notation, symbols, "prop")
+
+
+class Written(Formula):
+    """A formula node as the user wrote it, derived operators (``F G R W M ->``) kept: what the user reads back
+    (:func:`parse_as_written`, :func:`format_as_written`). Only for printing; the logic engine and the models
+    work on the parsed :class:`Formula`."""
+
+    __slots__ = ("_op", "arity")
+
+    def __init__(self, op: str, children: Sequence[Formula]) -> None:
+        self._op = op
+        self.arity = len(children)
+        self.children = tuple(children)
+        self.size = 1 + sum(child.size for child in children)
+        self._hash = hash((op, *(child._hash for child in children)))
+
+    @property
+    def op(self) -> str:  # type: ignore[override]
+        return self._op
+
+    def _key(self) -> tuple:
+        return (self._op,)
+
+
+def _build_written(op: str, args: list[Formula], context: str) -> Formula:
+    return Written(op, args)
+
+
+#: How :func:`format_as_written` spells each operator: the user's operators, ``<->`` and ``xor`` as words.
+WRITTEN_SPELLING: dict[str, str] = {
+    **OUTPUT_SPELLING["file"],
+    "F": "F",
+    "G": "G",
+    "R": "R",
+    "W": "W",
+    "M": "M",
+    "implies": "->",
+}
+
+
+def parse_as_written(text: str, notation: str = "polish", symbols: Symbols = None, task: str = "ltl") -> Formula:
+    """``text`` read as :func:`parse_ltl` (``task="ltl"``) or :func:`parse_prop` (``"prop"``) read it, but with the
+    operators as written (a tree of :class:`Written` nodes over atoms and constants), for printing back."""
+    if task not in ("ltl", "prop"):
+        raise ValueError(f"unknown task {task!r}; choose ltl or prop")
+    return _parse_formula(text, notation, symbols, task, build=_build_written)
+
+
+def format_as_written(f: Formula, notation: str = "infix") -> str:
+    """A formula from :func:`parse_as_written` (or any formula) in ``notation`` with the operators the user wrote:
+    infix as Spot writes it (``G (a -> F b)``), Polish with a space between tokens (``G -> a F b``)."""
+    _check_notation(notation)
+    if notation == "polish":
+        return " ".join(_polish_tokens(f, WRITTEN_SPELLING))
+    return _infix(f, WRITTEN_SPELLING)
 
 
 def _polish_tokens(f: Formula, spelling: Mapping[str, str]) -> list[str]:
@@ -562,6 +690,19 @@ def _needs_parentheses(parent: Formula, child: Formula, right: bool) -> bool:
     return right != (level in RIGHT_ASSOC_LEVELS)
 
 
+def infix_name(name: str) -> str:
+    """``name`` as infix writes it: as it is where LTL infix reads it back as that name, else in double quotes, as
+    Spot writes it (``"Grant"``: unquoted, Spot's lexer reads ``G rant``; ``"X"``, ``"true"``, ``"a b"``)."""
+    plain = (
+        _bad_name_char(name) is None
+        and name not in WORD_OPS
+        and name.lower() not in ("true", "false", CYCLE_KEYWORD)
+        and not (len(name) > 1 and name[0] in "XFG" and not name[1].isdigit())
+        and '"' not in name
+    )
+    return name if plain else f'"{name}"'
+
+
 def _infix(f: Formula, spelling: Mapping[str, str]) -> str:
     # Iterative (a formula nests as deep as its input): a stack of pieces still to write, each a string
     # or a node; a node pushes its own pieces in reverse so that they pop in reading order.
@@ -572,7 +713,7 @@ def _infix(f: Formula, spelling: Mapping[str, str]) -> str:
         if isinstance(item, str):
             out.append(item)
         elif isinstance(item, Atom):
-            out.append(item.name)
+            out.append(infix_name(item.name))
         elif isinstance(item, Const):
             out.append(spelling[item.op])
         elif item.arity == 1:
@@ -647,7 +788,7 @@ def parse_trace(text: str, notation: str = "polish", symbols: Symbols = None) ->
         raise TypeError(f"expected a string, got {type(text).__name__}")
     _check_notation(notation)
     rule = as_symbol_rule(symbols)
-    tokens = tokenize(text, notation, rule)
+    tokens = tokenize(text, notation, rule, temporal=False)  # steps are propositional
     prefix: list[Formula] = []
     cycle: list[Formula] = []
     i = 0
@@ -755,3 +896,12 @@ def format_assignment(assignment: Mapping[str, bool], order: Sequence[str] | Non
         tokens.append(name)
         tokens.append("1" if assignment[name] else "0")
     return _join(tokens)
+
+
+def _print_formula(f: Formula) -> str:
+    """``str`` of a formula: Polish notation, in the model vocabulary unless it has propositional-only operators."""
+    return format_formula(f, "polish", style="model" if f._has_prop_only_ops() else "ltl")
+
+
+# ``str`` of a formula and of a trace (formula.py, the lower module, does not import this one).
+_formula_module.PRINTERS.update(formula=_print_formula, trace=format_trace)

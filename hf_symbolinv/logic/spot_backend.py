@@ -12,14 +12,12 @@ from __future__ import annotations
 
 import multiprocessing
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .formula import Formula, Trace
 from .helpers import rename_formula, rename_trace, symbols_of
+from .ltl_core import LTLSolveResult, Verdict
 from .notation import format_formula, format_trace, parse_trace
-
-if TYPE_CHECKING:
-    from .ltl import LTLSolveResult, Verdict
 
 __all__ = ["spot_available", "spot_check_ltl", "spot_solve_ltl", "run_with_timeout"]
 
@@ -95,8 +93,6 @@ def _accepting_word(formula_text: str) -> str | None:
 
 
 def spot_check_ltl(formula: Formula, trace: Trace, timeout: float | None) -> Verdict:
-    from .ltl import Verdict  # noqa: F811 (runtime import; ltl imports this module lazily)
-
     mapping = _safe_names(formula, trace)
     # Spot reads <-> and xor: the formula goes as it is, without the model vocabulary's rewriting.
     f_text = format_formula(rename_formula(formula, mapping), "infix", "file")  # type: ignore[arg-type]
@@ -108,8 +104,6 @@ def spot_check_ltl(formula: Formula, trace: Trace, timeout: float | None) -> Ver
 
 
 def spot_solve_ltl(formula: Formula, timeout: float | None) -> LTLSolveResult:
-    from .ltl import LTLSolveResult  # noqa: F811
-
     mapping = _safe_names(formula)
     back = {v: k for k, v in mapping.items()}
     f_text = format_formula(rename_formula(formula, mapping), "infix", "file")  # type: ignore[arg-type]

@@ -70,30 +70,28 @@ class Family:
 
 @dataclass(frozen=True)
 class Route:
-    """How models of a route are trained, evaluated and asked from the CLI.
+    """How models of a route are trained, evaluated and asked (:mod:`hf_symbolinv.routes`, under the CLI).
 
-    ``train(args, output, config, init_folder)`` trains a new model of ``config`` or the one saved in
-    ``init_folder`` and returns an exit status; ``evaluate(args, folder, report_path, heatmap_path)`` writes a
-    report; ``solve(folder, text)`` prints the answer to one input (``None``: the route's models answer through
+    ``train(arguments, output, config, init_folder)`` (``arguments``: a ``routes.TrainArguments``) trains a new
+    model of ``config`` or the one saved in ``init_folder`` and returns an exit status;
+    ``evaluate(arguments, folder, report_path, heatmap_path)`` (a ``routes.EvaluateArguments``) writes a report;
+    ``solve(folder, text)`` prints the answer to one input (``None``: the route's models answer through
     :class:`hf_symbolinv.evaluation.solve.Solver`). ``train_options_not_taken`` and ``evaluate_options_not_taken``
-    name the ``symbolinv train`` / ``evaluate`` options (argparse ``dest`` with their defaults) the route does not
-    take: given, they are refused.
+    name the training / evaluation arguments (with their defaults) the route does not take: given, they are
+    refused.
     """
 
     name: str
     train: Callable[..., int]
     evaluate: Callable[..., int]
-    solve: Callable[[Path, str], int] | None = None
+    solve: Callable[[Path, list[str]], int] | None = None
     evaluate_options_not_taken: Mapping[str, Any] = field(default_factory=dict)
     train_options_not_taken: Mapping[str, Any] = field(default_factory=dict)
 
 
 _FAMILIES: dict[str, Family] = {}
-#: Route name -> the module that defines ``ROUTE`` (imported on first use: routes import torch).
-_ROUTE_MODULES: dict[str, str] = {
-    "seq2seq": "hf_symbolinv.commands.seq2seq_route",
-    "tree": "hf_symbolinv.commands.tree_route",
-}
+#: The routes the package defines (``hf_symbolinv.routes`` registers them when it is imported).
+BUILT_IN_ROUTES = ("seq2seq", "tree")
 _ROUTES: dict[str, Route] = {}
 
 
@@ -107,7 +105,7 @@ def register_family(family: Family) -> None:
             family.register_auto()
             return
         raise ValueError(f"a family with model_type {family.model_type!r} is already registered ({known.name})")
-    if family.route not in _ROUTE_MODULES and family.route not in _ROUTES:
+    if family.route not in BUILT_IN_ROUTES and family.route not in _ROUTES:
         raise ValueError(f"family {family.name}: unknown route {family.route!r} (routes: {', '.join(route_names())})")
     for other in _FAMILIES.values():
         taken = set(other.presets) & set(family.presets)
@@ -173,13 +171,13 @@ def preset_names() -> list[str]:
 
 
 def route_names() -> list[str]:
-    return sorted(set(_ROUTE_MODULES) | set(_ROUTES))
+    return sorted(set(BUILT_IN_ROUTES) | set(_ROUTES))
 
 
 def get_route(name: str) -> Route:
-    """The route ``name`` (its module imported on first use)."""
-    if name not in _ROUTES and name in _ROUTE_MODULES:
-        importlib.import_module(_ROUTE_MODULES[name])  # the module registers its ROUTE
+    """The route ``name`` (the built-in routes are registered on first use: they import torch)."""
+    if name not in _ROUTES and name in BUILT_IN_ROUTES:
+        importlib.import_module(f"{__package__.rpartition('.')[0]}.routes")  # registers every built-in route
     if name not in _ROUTES:
         raise ValueError(f"no route {name!r} (routes: {', '.join(route_names())})")
     return _ROUTES[name]

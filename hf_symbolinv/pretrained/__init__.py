@@ -1,9 +1,8 @@
 """Trained checkpoints that ship with the package (half-precision safetensors, a few MB each).
 
 ``symbolinv solve`` uses them when no model is given, so a new install answers with a trained model
-at once. Each folder is a saved model of its family, its code included (kept equal to the package's by
-``python -m hf_symbolinv.utils.check_copies``), so it also loads with ``trust_remote_code=True`` where the package is
-not installed::
+at once. Each folder holds weights, config, tokenizer files, generation config and card, and no code: whoever has
+the folder has the package, whose classes load it::
 
     import torch
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
@@ -13,12 +12,17 @@ not installed::
     model = AutoModelForSeq2SeqLM.from_pretrained(path, dtype=torch.float32)  # stored in float16
     tokenizer = AutoTokenizer.from_pretrained(path)
 
+:func:`export_model` (``symbolinv export NAME DIR``) writes one as a self-contained Hub folder, its family's code
+beside the weights, which loads with ``trust_remote_code=True`` where the package is not installed (and which
+``push_to_hub`` or ``hf upload`` publishes as it is).
+
 How each was trained and what it scores is in its model card (``README.md``).
 """
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -117,6 +121,22 @@ def model_for(task: str, size: int, num_symbols: int | None = None) -> Path:
     return shipped_model(min(scored)[2] if scored else task)
 
 
+def export_model(name: str, destination: str | os.PathLike[str]) -> Path:
+    """Write the shipped checkpoint ``name`` (or a task's default) into ``destination`` as a self-contained Hub
+    folder: its weights (as stored), config, tokenizer, generation config and card, with its family's code and the
+    config's ``auto_map`` (as ``save_pretrained`` writes any model of the package). A destination that holds files
+    the package did not write is refused. Returns the folder written."""
+    from ..models.folders import load_folder
+    from ..utils.files import check_model_destination, save_model_folder
+
+    folder = shipped_model(name)
+    destination = Path(destination)
+    check_model_destination(destination)
+    model, tokenizer = load_folder(folder, dtype="auto")  # the stored float16, not a float32 copy twice the size
+    save_model_folder(model, tokenizer, destination, card=(folder / "README.md").read_text(encoding="utf-8"))
+    return destination
+
+
 __all__ = [
     "CHOICE_TABLE",
     "DEFAULT_FOR_TASK",
@@ -125,6 +145,7 @@ __all__ = [
     "SHIPPED_TREES",
     "choice_table",
     "expected_correct",
+    "export_model",
     "model_for",
     "shipped_model",
 ]

@@ -1,7 +1,16 @@
 """Training with the Hugging Face Trainer, by route: ``seq2seq.py`` (tokenised datasets, the collator, semantic
 metrics, the ``Seq2SeqTrainer`` with batches grouped by streams and length), ``tree.py`` (trees in, trees out, the
-plain ``Trainer``), and ``common.py`` (the recipe, the time limit, the stop on non-finite values, the resume point)."""
+plain ``Trainer``), ``common.py`` (the recipe, the time limit, the stop on non-finite values) and ``checkpoints.py``
+(checkpoints verified, recorded with the run's options, resumed, rotated and set aside without losing a user's file)."""
 
+from .checkpoints import (
+    CheckpointsProblem,
+    CheckpointWriteError,
+    prepare_checkpoints,
+    resume_point,
+    training_lock,
+    verify_checkpoint,
+)
 from .common import (
     RECIPE,
     REFERENCE_WARMUP_STEPS,
@@ -10,7 +19,6 @@ from .common import (
     TrainingDiverged,
     default_warmup_steps,
     recipe_arguments,
-    resume_point,
 )
 from .seq2seq import (
     MODEL_COLUMNS,
@@ -22,6 +30,8 @@ from .seq2seq import (
 )
 
 __all__ = [
+    "CheckpointWriteError",
+    "CheckpointsProblem",
     "MODEL_COLUMNS",
     "RECIPE",
     "REFERENCE_WARMUP_STEPS",
@@ -32,8 +42,11 @@ __all__ = [
     "TrainingDiverged",
     "default_warmup_steps",
     "grouping_key",
+    "prepare_checkpoints",
     "recipe_arguments",
     "resume_point",
     "semantic_metrics",
     "tokenize_dataset",
+    "training_lock",
+    "verify_checkpoint",
 ]

@@ -1,13 +1,10 @@
 """What every route's training shares: the reference recipe and its warm-up, the time limit, the stop on a loss or
-weight that is no longer finite, where a run resumes, and the compiled training step."""
+weight that is no longer finite, and the compiled training step (where a run resumes: ``checkpoints.py``)."""
 
 from __future__ import annotations
 
-import json
 import math
-import os
 import time
-from pathlib import Path
 from typing import Any
 
 from transformers import TrainerCallback
@@ -64,32 +61,6 @@ class TimeLimit(TrainerCallback):
             control.should_training_stop = True
             control.should_save = True
             self.stopped_at = state.global_step
-
-
-def resume_point(checkpoints: str | os.PathLike, announce: bool = True) -> Path | None:
-    """The newest complete checkpoint in ``checkpoints`` (None: none, start afresh). The Trainer writes
-    ``trainer_state.json`` last, so a checkpoint without a readable one was cut short (a kill during the write) and
-    is passed over, with a note naming it."""
-    folder = Path(checkpoints)
-    found = sorted(folder.glob("checkpoint-*"), key=_checkpoint_step) if folder.is_dir() else []
-    skipped = []
-    for checkpoint in reversed(found):
-        try:
-            json.loads((checkpoint / "trainer_state.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            skipped.append(checkpoint.name)
-            continue
-        if skipped and announce:
-            print(f"resuming from {checkpoint}: {', '.join(skipped)} is incomplete (cut short while saved)")
-        return checkpoint
-    if skipped and announce:
-        print(f"starting afresh: {', '.join(skipped)} in {folder} is incomplete (cut short while saved)")
-    return None
-
-
-def _checkpoint_step(checkpoint: Path) -> int:
-    step = checkpoint.name.rpartition("-")[2]
-    return int(step) if step.isdigit() else -1
 
 
 class TrainingDiverged(ValueError):

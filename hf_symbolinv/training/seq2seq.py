@@ -19,6 +19,7 @@ from transformers.trainer_pt_utils import LengthGroupedSampler
 
 from ..evaluation import evaluate_answers
 from ..tasks import get_task
+from .checkpoints import CheckpointRecordMixin
 from .common import COMPILE_BUCKET, CompiledTrainingMixin, StopOnNonFinite
 
 MODEL_COLUMNS = ("input_ids", "attention_mask", "symbol_mask", "labels")
@@ -182,13 +183,14 @@ class CurriculumSampler(torch.utils.data.Sampler[int]):
             yield int(self.by_size[torch.randint(pool, (1,), generator=generator)].item())
 
 
-class SymbolInvTrainer(CompiledTrainingMixin, Seq2SeqTrainer):
+class SymbolInvTrainer(CheckpointRecordMixin, CompiledTrainingMixin, Seq2SeqTrainer):
     """``Seq2SeqTrainer`` that can group training batches by stream count and length
     (``group_keys``: one :func:`grouping_key` per training sample), so that padded positions and padded
     streams waste little (the batches are otherwise drawn at random, as the Trainer's own length grouping does), or
     draw them by a curriculum (``curriculum_sizes``, one size per sample, and ``curriculum_steps``:
     :class:`CurriculumSampler`). ``compile_backend``: the training step runs compiled with it
-    (:class:`CompiledTrainingMixin`)."""
+    (:class:`CompiledTrainingMixin`). Each checkpoint is recorded with ``checkpoint_options`` (the run's optimisation
+    options, checked when it is resumed) and rotated without touching a user's file (:class:`CheckpointRecordMixin`)."""
 
     def __init__(
         self,
@@ -197,10 +199,12 @@ class SymbolInvTrainer(CompiledTrainingMixin, Seq2SeqTrainer):
         curriculum_sizes: Sequence[int] | None = None,
         curriculum_steps: int = 0,
         compile_backend: str | None = None,
+        checkpoint_options: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
         self.setup_compiled_training(compile_backend)
+        self.setup_checkpoint_records(checkpoint_options)
         self.add_callback(StopOnNonFinite(self.args.output_dir))
         for name, keys in (("group_keys", group_keys), ("curriculum_sizes", curriculum_sizes)):
             if keys is not None and self.train_dataset is not None and len(keys) != len(self.train_dataset):

@@ -13,7 +13,9 @@ from typing import Any
 
 from transformers import Trainer, TrainingArguments
 
-from .common import CompiledTrainingMixin, StopOnNonFinite, TimeLimit, recipe_arguments, resume_point
+from ..utils.progress import show_progress
+from .checkpoints import CheckpointRecordMixin, prepare_checkpoints
+from .common import CompiledTrainingMixin, StopOnNonFinite, TimeLimit, recipe_arguments
 
 
 class TreeDataCollator:
@@ -32,13 +34,21 @@ class TreeDataCollator:
         return batch
 
 
-class TreeTrainer(CompiledTrainingMixin, Trainer):
+class TreeTrainer(CheckpointRecordMixin, CompiledTrainingMixin, Trainer):
     """The ``Trainer``, with the training step compiled when asked (:class:`CompiledTrainingMixin`; a tree batch's
-    arrays have the same shape for every batch of a model, so one graph serves a whole run)."""
+    arrays have the same shape for every batch of a model, so one graph serves a whole run), and checkpoints recorded
+    with ``checkpoint_options`` (:class:`CheckpointRecordMixin`)."""
 
-    def __init__(self, *args: Any, compile_backend: str | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        compile_backend: str | None = None,
+        checkpoint_options: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.setup_compiled_training(compile_backend)
+        self.setup_checkpoint_records(checkpoint_options)
 
 
 def check_tree_rows(
@@ -70,10 +80,13 @@ def train_tree_model(
     resume: bool = True,
     progress: bool = True,
     compile_backend: str | None = None,
+    options: dict[str, Any] | None = None,
 ) -> TimeLimit | None:
     """Train ``model`` for ``steps`` optimizer steps of the training recipe (:data:`~hf_symbolinv.training.RECIPE`)
     on the text pairs of ``train_dataset``; checkpoints go to ``output_dir`` and a rerun resumes from the last
-    one. Returns the time-limit callback (its ``stopped_at`` is set when the limit stopped the run)."""
+    sound one (:func:`~hf_symbolinv.training.checkpoints.prepare_checkpoints`: refused if ``options``, recorded with
+    each checkpoint, changed). Returns the time-limit callback (its ``stopped_at`` is set when the limit stopped the
+    run)."""
     import torch
 
     output_dir = Path(output_dir)
@@ -93,19 +106,20 @@ def train_tree_model(
         data_seed=seed,
         # The collator reads the text columns, which the Trainer would otherwise drop as unknown to forward().
         remove_unused_columns=False,
-        disable_tqdm=not progress,
+        disable_tqdm=not show_progress(progress),  # off a terminal, the log a line per step
         dataloader_pin_memory=torch.cuda.is_available(),
     )
     time_limit = TimeLimit(time_limit_minutes * 60) if time_limit_minutes is not None else None
     trainer = TreeTrainer(
         model=model,
         compile_backend=compile_backend,
+        checkpoint_options=options,
         args=arguments,
         train_dataset=train_dataset,
         data_collator=TreeDataCollator(tokenizer),
         callbacks=[StopOnNonFinite(str(output_dir)), *([time_limit] if time_limit is not None else [])],
     )
-    start = resume_point(output_dir) if resume else None
+    start = prepare_checkpoints(output_dir, options or {}, resume)
     trainer.train(resume_from_checkpoint=str(start) if start is not None else None)
     return time_limit
 

@@ -23,8 +23,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
-#: Files of a family folder that are the package's, not the Hub's: a saved folder never carries them.
-PACKAGE_ONLY_FILES = ("__init__.py", "family.py", "conversion.py")
 MARKER = re.compile(r"^# Copied from (hf_symbolinv(?:\.\w+)+)\s*$")
 
 
@@ -100,42 +98,11 @@ def _copied_node(path: Path, text: str, marker_line: int) -> ast.stmt:
     raise ValueError(f"{path}:{marker_line}: a 'Copied from' marker with no definition after it")
 
 
-def shipped_code_problems(fix: bool = False, root: Path = PACKAGE_ROOT) -> list[str]:
-    """One message per model-code file of a shipped checkpoint (``pretrained/NAME/*.py``, there so that the folder
-    loads with ``trust_remote_code=True`` where the package is not installed) that is missing, stale or extra
-    against its family's Hub folder (written, or removed, when ``fix``)."""
-    import json
-
-    from .files import record_written
-
-    problems = []
-    for folder in sorted((root / "pretrained").glob("*/config.json")):
-        folder = folder.parent
-        family = root / "models" / json.loads((folder / "config.json").read_text())["model_type"]
-        originals = {path.name: path for path in family.glob("*.py") if path.name not in PACKAGE_ONLY_FILES}
-        where = folder.relative_to(root.parent)
-        for name, original in sorted(originals.items()):
-            copy = folder / name
-            if not copy.is_file() or copy.read_text() != original.read_text():
-                state = "differs" if copy.is_file() else "missing"
-                problems.append(f"{where}/{name}: {state} (from {family.name})")
-                if fix:
-                    copy.write_text(original.read_text())
-                    record_written(copy)  # the folder's record of what the package wrote stays true
-        for extra in sorted(set(path.name for path in folder.glob("*.py")) - set(originals)):
-            problems.append(f"{where}/{extra}: not a file of {family.name}")
-            if fix:
-                (folder / extra).unlink()
-    return problems
-
-
 def check(fix: bool = False, root: Path = PACKAGE_ROOT) -> list[str]:
-    """One message per copy that differs from its original (fixed in place when ``fix``), the shipped
-    checkpoints' model code included."""
-    shipped = shipped_code_problems(fix, root)
+    """One message per copy that differs from its original (fixed in place when ``fix``)."""
     if not fix:
-        return shipped + _check_once(False, root)
-    fixed: list[str] = shipped
+        return _check_once(False, root)
+    fixed: list[str] = []
     # A fix moves the lines after it, so markers are found again after each fixed copy.
     for _ in range(len(find_copies(root)) + 1):
         problems = _check_once(True, root, stop_after_fix=True)

@@ -10,7 +10,10 @@ import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from filelock import FileLock
 
 
 def default_mode(directory: bool = False) -> int:
@@ -51,13 +54,39 @@ class DestinationInUseError(FileExistsError):
     """The destination holds something the writer did not create, so replacing it could lose data."""
 
 
+#: The lock a process holds on a folder while it writes there (a dataset build, a training): a second writer is
+#: refused at once, and the OS releases the lock of a process that ends, however it ends (no stale lock to remove).
+LOCK_FILE = ".symbolinv.lock"
+
+
+class FolderInUseError(ValueError):
+    """Another process is writing the folder right now (it holds the folder's :data:`LOCK_FILE`)."""
+
+
+def lock_folder(directory: Path, writer: str, instead: str) -> FileLock:
+    """Hold ``directory``'s lock, or refuse at once naming it: ``writer`` says who else writes there ("another
+    build"), ``instead`` what the user may do ("choose another --out")."""
+    from filelock import FileLock, Timeout
+
+    path = directory / LOCK_FILE
+    lock = FileLock(str(path), timeout=0)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise FolderInUseError(
+            f"{directory} is being written by {writer} right now (it holds {path}); wait for it to finish or {instead}"
+        ) from None
+    return lock
+
+
 #: The record of what a folder write put there: each file's path and SHA-256. A folder is replaced only if every file
 #: in it is one the record lists, unchanged; a user's file, or a written one the user edited, is never replaced
 #: (file names alone prove nothing: a user's ``README.md`` or ``config.json`` has the names a save writes).
 MANIFEST = ".symbolinv-written.json"
 
 
-def _digest(path: Path) -> str:
+def file_digest(path: Path) -> str:
+    """The SHA-256 of the file ``path``, in hex."""
     hasher = hashlib.sha256()
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
@@ -65,42 +94,102 @@ def _digest(path: Path) -> str:
     return hasher.hexdigest()
 
 
-def _write_manifest(folder: Path) -> None:
+def write_record(folder: Path, **extra: Any) -> None:
+    """Write ``folder``'s record (the files in it, their SHA-256 and sizes, and ``extra`` entries), last."""
     files = {
-        str(file.relative_to(folder)): _digest(file)
+        str(file.relative_to(folder)): file
         for file in sorted(folder.rglob("*"))
-        if file.is_file() and file.name != MANIFEST
+        if file.is_file() and not file.is_symlink() and file.name != MANIFEST
     }
-    (folder / MANIFEST).write_text(json.dumps({"files": files}, indent=1), encoding="utf-8")
+    record = {
+        "files": {name: file_digest(file) for name, file in files.items()},
+        "sizes": {name: file.stat().st_size for name, file in files.items()},
+        **extra,
+    }
+    write_text_atomic(folder / MANIFEST, json.dumps(record, indent=1))
+
+
+class DamagedRecordError(ValueError):
+    """A folder's record (:data:`MANIFEST`) cannot be read as one: the folder is treated as not the package's."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"{path} is damaged ({reason})")
+        self.reason = reason
+
+
+def read_record(folder: Path) -> dict[str, Any] | None:
+    """The record of ``folder`` (None: it has none), or :class:`DamagedRecordError` naming what is wrong with it."""
+    path = folder / MANIFEST
+    if not (path.exists() or path.is_symlink()):
+        return None
+    try:
+        if path.is_symlink() or not path.is_file():
+            raise ValueError("it is not a regular file")
+        record = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(record, dict):
+            raise ValueError(f"it holds {type(record).__name__}, not an object")
+        files = record.get("files")
+        if not isinstance(files, dict):
+            raise ValueError(f"'files' is {json.dumps(files)[:40]}, not a mapping of file names to SHA-256")
+        if not all(isinstance(name, str) and isinstance(digest, str) for name, digest in files.items()):
+            raise ValueError("'files' maps a name to something other than a SHA-256")
+        sizes = record.get("sizes", {})
+        if not isinstance(sizes, dict) or not all(isinstance(size, int) for size in sizes.values()):
+            raise ValueError("'sizes' is not a mapping of file names to sizes")
+    except (OSError, ValueError) as error:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error).splitlines()[0]
+        raise DamagedRecordError(path, reason) from None
+    return record
 
 
 def files_not_written_here(target: Path) -> list[str]:
-    """The files in the folder ``target`` that no folder write of the package put there as they are now: every
-    file, if it holds no record; else those the record does not list or that changed since (each with why)."""
+    """The entries of the folder ``target`` that no folder write of the package put there as they are now: every
+    one, if it holds no record (or a damaged one); else those the record does not list or that changed since (each
+    with why). A folder the record does not account for (an empty one, say), a link and a named pipe or other
+    special file are never the package's."""
     try:
-        record = json.loads((target / MANIFEST).read_text(encoding="utf-8"))["files"]
-    except (OSError, ValueError, KeyError, TypeError):
-        record = {}
-    foreign = []
+        record = (read_record(target) or {"files": {}})["files"]
+        damaged = None
+    except DamagedRecordError as error:
+        record, damaged = {}, f"{MANIFEST} (a damaged record: {error.reason})"
+    holders = {str(parent) for name in record for parent in Path(name).parents}
+    foreign = [damaged] if damaged else []
     for file in sorted(target.rglob("*")):
         name = str(file.relative_to(target))
-        if file.is_symlink() or (file.is_file() and name != MANIFEST and name not in record):
+        if name == MANIFEST and not file.is_symlink():
+            continue
+        if file.is_symlink():
+            foreign.append(f"{name} (a link)")
+        elif file.is_dir():
+            if name not in holders:
+                foreign.append(f"{name}/ (a folder)")
+        elif not file.is_file():
+            foreign.append(f"{name} (not a regular file)")
+        elif name not in record:
             foreign.append(name)
-        elif file.is_file() and name != MANIFEST and _digest(file) != record[name]:
+        elif file_digest(file) != record[name]:
             foreign.append(f"{name} (changed since it was written)")
     return foreign
 
 
 def record_written(*paths: str | os.PathLike[str]) -> None:
     """Add files a command wrote into a folder the package wrote (an evaluation report beside the weights) to
-    that folder's record, so that a later save replaces them with the rest instead of refusing the folder."""
+    that folder's record, so that a later save replaces them with the rest instead of refusing the folder. A folder
+    whose record is damaged is not the package's: nothing is added (a note says so)."""
     for path in map(Path, paths):
-        manifest = path.parent / MANIFEST
-        if not (manifest.is_file() and path.is_file()):
+        if not path.is_file():
             continue
-        record = json.loads(manifest.read_text(encoding="utf-8"))
-        record["files"][path.name] = _digest(path)
-        write_text_atomic(manifest, json.dumps(record, indent=1))
+        try:
+            record = read_record(path.parent)
+        except DamagedRecordError as error:
+            print(f"note: {error}; {path.name} is not recorded as written by the package")
+            continue
+        if record is None:
+            continue
+        record["files"][path.name] = file_digest(path)
+        if isinstance(record.get("sizes"), dict):
+            record["sizes"][path.name] = path.stat().st_size
+        write_text_atomic(path.parent / MANIFEST, json.dumps(record, indent=1))
 
 
 def _refusal(target: str, foreign: list[str]) -> DestinationInUseError:
@@ -136,6 +225,10 @@ def _remove_stale_siblings(target: Path) -> None:
                 pass  # a process of another user: alive
 
 
+#: What torch, safetensors and the C++ streams under them say when the disk fills (they raise no OSError).
+FULL_DISK_SIGNS = ("No space left", "StorageFull", "inline_container", "basic_ios", "iostream error")
+
+
 def _write_failure(error: Exception, target: Path) -> Exception:
     """A failure to write a staging copy (a folder's or a file's), as an error naming the destination rather than
     the hidden staging path (or, for torch and safetensors, no path at all); other errors are returned as they
@@ -145,7 +238,7 @@ def _write_failure(error: Exception, target: Path) -> Exception:
         return OSError(
             error.errno, f"{error.strerror or text} (while writing; what was there is left as it was)", str(target)
         )
-    if "No space left" in text or "StorageFull" in text or "inline_container" in text:
+    if any(sign in text for sign in FULL_DISK_SIGNS):
         return OSError(
             errno.ENOSPC, "no space left on the device (while writing; what was there is left as it was)", str(target)
         )
@@ -164,7 +257,7 @@ def replace_folder_atomic(target: str | os.PathLike[str], fill: Callable[[Path],
             fill(staging)
         except Exception as error:
             raise _write_failure(error, target) from error
-        _write_manifest(staging)
+        write_record(staging)
         for file in staging.rglob("*"):  # transformers writes the weights owner-only; the rest is not
             os.chmod(file, default_mode(directory=file.is_dir()))
         old = None
@@ -184,11 +277,33 @@ def replace_folder_atomic(target: str | os.PathLike[str], fill: Callable[[Path],
 _GENERATION_TOKEN_IDS = ("bos_token_id", "eos_token_id", "pad_token_id", "decoder_start_token_id")
 
 
-def save_model_folder(model: Any, tokenizer: Any, target: str | os.PathLike[str], card: str | None = None) -> None:
-    """``save_pretrained`` of a model and its tokenizer (and a model card) into ``target``, atomically. The model's
-    generation settings are saved as its token ids only: training leaves every default there, and a stored
-    ``max_length`` clashes with every ``max_new_tokens`` and warns on each use. The config's ``_name_or_path`` is the
-    folder's name."""
+#: The entries of a saved folder's JSON files that point at code files saved beside the weights.
+_CODE_ENTRIES = {"config.json": ("auto_map", "custom_pipelines"), "tokenizer_config.json": ("auto_map",)}
+
+
+def drop_model_code(folder: Path) -> None:
+    """Remove the family's code that ``save_pretrained`` copied into ``folder``, and the entries of its JSON files
+    that point at it: the folder then loads with the package's classes only (a folder inside the package needs no
+    copy of the package's code, and must not claim code it does not hold)."""
+    for code in folder.glob("*.py"):
+        code.unlink()
+    for name, keys in _CODE_ENTRIES.items():
+        path = folder / name
+        if path.is_file():
+            fields = json.loads(path.read_text(encoding="utf-8"))
+            for key in keys:
+                fields.pop(key, None)
+            path.write_text(json.dumps(fields, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def save_model_folder(
+    model: Any, tokenizer: Any, target: str | os.PathLike[str], card: str | None = None, with_code: bool = True
+) -> None:
+    """``save_pretrained`` of a model and its tokenizer (and a model card) into ``target``, atomically: with the
+    family's code (so that it loads with ``trust_remote_code=True`` where the package is absent) unless
+    ``with_code`` is false (a model that ships inside the package). The model's generation settings are saved as its
+    token ids only: training leaves every default there, and a stored ``max_length`` clashes with every
+    ``max_new_tokens`` and warns on each use. The config's ``_name_or_path`` is the folder's name."""
     settings = getattr(model, "generation_config", None)
     if settings is not None:
         from transformers import GenerationConfig
@@ -205,6 +320,8 @@ def save_model_folder(model: Any, tokenizer: Any, target: str | os.PathLike[str]
         tokenizer.save_pretrained(staging)
         if card is not None:
             (staging / "README.md").write_text(card, encoding="utf-8")
+        if not with_code:
+            drop_model_code(staging)
 
     replace_folder_atomic(target, fill)
 

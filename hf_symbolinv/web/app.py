@@ -8,8 +8,10 @@ unexpected is logged on the server and reported in one line, never as a stack tr
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
+import socket
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -19,6 +21,7 @@ from typing import Any
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
 import gradio as gr  # noqa: E402
+from starlette.middleware import Middleware  # noqa: E402 (a dependency of Gradio's)
 
 from ..utils.threads import set_torch_threads  # noqa: E402
 from .backend import MAX_TOP_N, DemoBackend  # noqa: E402
@@ -182,6 +185,60 @@ def build_app(models: Sequence[str | Path] | None = None, backend: DemoBackend |
     return demo
 
 
+#: The page has no file input, so it takes no uploads: Gradio's upload route would otherwise store any file posted
+#: to it in its temporary folder and serve it back to anyone (a free file host that fills the disk).
+MAX_UPLOAD_BYTES = 1024
+#: What a refused upload is told.
+NO_UPLOADS = "this page takes no uploads"
+
+
+class NoUploads:
+    """ASGI middleware that refuses every request to an upload route (``/gradio_api/upload``, ``/upload``) with 403
+    before its body is read, so that nothing posted there is stored."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope.get("type") == "http" and scope.get("path", "").rstrip("/").rsplit("/", 1)[-1] == "upload":
+            from starlette.responses import PlainTextResponse
+
+            await PlainTextResponse(NO_UPLOADS, status_code=403)(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+class StartError(ValueError):
+    """The page cannot start: a host that is no address of this machine, a port in use, ...; one line naming it."""
+
+
+def check_address(host: str, port: int) -> None:
+    """A :class:`StartError` naming the host or the port when the page could not listen there: a host that does not
+    resolve or is not an address of this machine, a port in use or not allowed."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError) as error:
+        raise StartError(
+            f"cannot serve on host {host!r}: not a valid address or host name ({_one_line(error)})"
+        ) from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server does: TIME_WAIT is no conflict
+        try:
+            probe.bind(address)
+        except OSError as error:
+            if error.errno == errno.EADDRINUSE:
+                raise StartError(f"port {port} is in use on {host}: choose another with --port N") from None
+            if error.errno == errno.EADDRNOTAVAIL:
+                raise StartError(
+                    f"cannot serve on host {host!r}: not an address of this machine (127.0.0.1 for this machine "
+                    "only, 0.0.0.0 for every interface)"
+                ) from None
+            if error.errno == errno.EACCES:
+                raise StartError(f"port {port} on {host} is not allowed for this user: choose one above 1023") from None
+            raise StartError(f"cannot serve on {host}:{port}: {error.strerror or error}") from None
+
+
 def _warm_up(backend: DemoBackend) -> None:
     try:
         backend.warm_up()
@@ -202,19 +259,28 @@ def launch(
     host = host or os.environ.get("GRADIO_SERVER_NAME") or DEFAULT_HOST
     port = port or int(os.environ.get("GRADIO_SERVER_PORT") or DEFAULT_PORT)
     backend: DemoBackend | None = getattr(demo, "symbolinv_backend", None)
-    if warm_up and backend is not None:
+    check_address(host, port)
+    try:
+        demo.launch(
+            server_name=host,
+            server_port=port,
+            share=False,
+            prevent_thread_lock=True,
+            css=CSS,
+            theme=gr.themes.Soft(),
+            footer_links=["gradio"],
+            show_error=False,
+            quiet=True,
+            max_file_size=MAX_UPLOAD_BYTES,  # a second guard behind the middleware: Gradio's own size cap
+            app_kwargs={"middleware": [Middleware(NoUploads)]},
+        )
+    except (OSError, RuntimeError, ValueError) as error:
+        # Gradio's own words ("Cannot find empty port in range ...") name neither what to change nor the host.
+        if backend is not None:
+            backend.close()
+        raise StartError(f"cannot serve the web page on {host}:{port}: {_one_line(error)}") from None
+    if warm_up and backend is not None:  # only once the page is up: a failed start leaves nothing running
         threading.Thread(target=_warm_up, args=(backend,), name="symbolinv-web-warm-up", daemon=True).start()
-    demo.launch(
-        server_name=host,
-        server_port=port,
-        share=False,
-        prevent_thread_lock=True,
-        css=CSS,
-        theme=gr.themes.Soft(),
-        footer_links=["gradio"],
-        show_error=False,
-        quiet=True,
-    )
     if block:
         print(f"the web demo is at {demo.local_url} (Ctrl+C stops it)", flush=True)
         demo.block_thread()

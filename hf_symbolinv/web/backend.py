@@ -9,6 +9,8 @@ milliseconds; a shared model is not documented as safe to call from two threads 
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import random
 import threading
 from collections.abc import Callable, Iterable, Sequence
@@ -40,6 +42,17 @@ REQUEST_TIME_LIMIT = 30.0
 BEAM = 3
 #: The most answers the page asks for.
 MAX_TOP_N = 5
+#: Seconds the checking work of one request (every answer checked, the exact solver) may take in its process.
+CHECK_TIME_LIMIT = 20.0
+#: Bytes of memory that the checking work of one request may use (its process's address space).
+CHECK_MEMORY_LIMIT = 1536 * 2**20
+#: Seconds the checker may take on one answer (the exact solver has its own budget of work, see
+#: :data:`hf_symbolinv.evaluation.solve.EXACT_LTL_WORK`).
+CHECK_SECONDS = 4.0
+#: Requests a checking process serves before it is replaced (the logic engine's caches live as long as it does).
+CHECK_TASKS_PER_PROCESS = 200
+#: Copies of each model's pipeline, so that as many requests generate side by side (Gradio's concurrency limit).
+PIPELINE_COPIES = 4
 #: Worker threads: more than Gradio's concurrency limit, so that requests past their time limit (which finish in
 #: the background: a thread cannot be stopped) leave room for new ones.
 WORKERS = 8
@@ -102,33 +115,204 @@ class RenameView:
     results: list[RenamedAnswers] = field(default_factory=list)
 
 
-class _LockedPipeline:
-    """A pipeline that generates for one caller at a time."""
+class _PipelinePool:
+    """Copies of one folder's pipeline, each generating for one caller at a time (a shared pipeline is not
+    documented as safe to call from two threads at once): up to ``copies`` requests generate side by side, so that
+    a quick request does not wait for a slow one's generation. The shipped models are a few MB each; a copy is
+    loaded when every existing one is busy."""
 
-    def __init__(self, pipe: Any) -> None:
-        self._pipe = pipe
-        self._lock = threading.Lock()
+    def __init__(self, first: Any, load: Callable[[], Any], copies: int) -> None:
+        self._free = [first]
+        self._count = 1
+        self._load = load
+        self._copies = copies
+        self._available = threading.Condition()
+
+    def _acquire(self) -> Any:
+        with self._available:
+            while not self._free and self._count >= self._copies:
+                self._available.wait()
+            if self._free:
+                return self._free.pop()
+            self._count += 1  # a new copy: loaded outside the lock
+        try:
+            return self._load()
+        except BaseException:
+            with self._available:
+                self._count -= 1
+                self._available.notify()
+            raise
+
+    def fill(self) -> None:
+        """Load the copies not loaded yet."""
+        while True:
+            with self._available:
+                if self._count >= self._copies:
+                    return
+                self._count += 1
+            pipe = self._load()
+            pipe("a", num_beams=1)  # a model's first call is slower: made here, not by a visitor's request
+            with self._available:
+                self._free.append(pipe)
+                self._available.notify()
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        pipe = self._acquire()
+        try:
+            return pipe(*args, **kwargs)
+        finally:
+            with self._available:
+                self._free.append(pipe)
+                self._available.notify()
+
+
+def _worker_loop(connection: Any, memory_limit: int | None) -> None:
+    """A checking process: runs each ``(work, args)`` it receives and sends back ``(True, result)`` or ``(False,
+    exception)``, until its connection closes."""
+    os.nice(5)  # below the page's own work: a quick request's generation goes first
+    if memory_limit is not None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
+    while True:
+        try:
+            work, args = connection.recv()
+        except (EOFError, OSError):
+            return
+        try:
+            outcome: tuple[bool, Any] = (True, work(*args))
+        except BaseException as error:  # sent to the parent, which raises it there
+            outcome = (False, error)
+        try:
+            connection.send(outcome)
+        except Exception as error:  # an exception that does not pickle: its message
+            connection.send((False, RuntimeError(f"{type(error).__name__}: {error}")))
+
+
+class _Worker:
+    def __init__(self, context: Any, memory_limit: int | None) -> None:
+        self.connection, child = context.Pipe()
+        self.process = context.Process(
+            target=_worker_loop, args=(child, memory_limit), name="symbolinv-web-check", daemon=True
+        )
+        self.process.start()
+        child.close()
+        self.tasks = 0
+
+    def stop(self) -> None:
+        if self.process.is_alive():
+            self.process.kill()
+        self.process.join()
+        self.connection.close()
+
+
+class StoppableWork:
+    """Runs pure-Python work (the checkers and the exact solver of one request) in a process of its own, stopped
+    past its time limit and bounded in memory: a slow request takes neither the server's interpreter lock from
+    the others nor its memory, and stops when its time is up, which a thread cannot. The processes are kept for the
+    next requests (started from a server process that has the logic engine loaded, ``forkserver``, so that none
+    inherits the page's models or threads); one that ran past its limit is killed and replaced, and each is
+    replaced after :data:`CHECK_TASKS_PER_PROCESS` requests so that the engine's caches cannot grow without bound."""
+
+    def __init__(self, time_limit: float = CHECK_TIME_LIMIT, memory_limit: int | None = CHECK_MEMORY_LIMIT) -> None:
+        self.time_limit = time_limit
+        self.memory_limit = memory_limit
+        self._context = multiprocessing.get_context("forkserver")
+        self._context.set_forkserver_preload(["hf_symbolinv.evaluation.solve", "hf_symbolinv.tasks"])
+        self._idle: list[_Worker] = []
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def _take(self) -> _Worker:
         with self._lock:
-            return self._pipe(*args, **kwargs)
+            while self._idle:
+                worker = self._idle.pop()
+                if worker.process.is_alive():
+                    return worker
+                worker.stop()
+        return _Worker(self._context, self.memory_limit)
+
+    def _give_back(self, worker: _Worker) -> None:
+        worker.tasks += 1
+        with self._lock:
+            if not self._closed and worker.tasks < CHECK_TASKS_PER_PROCESS and worker.process.is_alive():
+                self._idle.append(worker)
+                return
+        worker.stop()
+
+    def start(self, count: int) -> None:
+        """Have ``count`` processes ready."""
+        with self._lock:
+            missing = count - len(self._idle)
+        workers = [_Worker(self._context, self.memory_limit) for _ in range(max(0, missing))]
+        with self._lock:
+            self._idle.extend(workers)
+
+    def close(self) -> None:
+        """Stop the idle processes (a running one stops when its request ends)."""
+        with self._lock:
+            self._closed = True
+            idle, self._idle = self._idle, []
+        for worker in idle:
+            worker.stop()
+
+    def __call__(self, work: Callable[..., T], args: tuple) -> T:
+        worker = self._take()
+        try:
+            worker.connection.send((work, args))
+            if not worker.connection.poll(self.time_limit):
+                worker.stop()
+                raise RequestTimeout(
+                    f"checking the answers took longer than {self.time_limit:g} s, the page's limit for it; try a "
+                    "smaller formula"
+                )
+            ok, value = worker.connection.recv()
+        except (EOFError, OSError):
+            worker.stop()
+            raise InputError("checking the answers stopped without a result; try a smaller formula") from None
+        self._give_back(worker)
+        if not ok:
+            if isinstance(value, MemoryError):
+                limit = (self.memory_limit or 0) // 2**20
+                raise InputError(f"checking the answers needed more than {limit:,} MB; try a smaller formula")
+            raise value
+        return value
 
 
 class _ThreadSafeSolver(Solver):
-    """A :class:`Solver` whose models load once even when two requests ask at the same time, and generate for one
-    request at a time."""
+    """A :class:`Solver` whose models load once even when two requests ask at the same time, generate for one
+    request at a time, and whose checking work runs in a process that is stopped past its limit
+    (:class:`StoppableWork`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, check_runner: StoppableWork | None = None, copies: int = PIPELINE_COPIES) -> None:
         super().__init__(None)
         self._load_lock = threading.Lock()
-        self._locked: dict[Path, tuple[_LockedPipeline, str]] = {}
+        self._pools: dict[Path, tuple[_PipelinePool, str]] = {}
+        self._copies = copies
+        self._stoppable = check_runner if check_runner is not None else StoppableWork()
+
+    def check_runner(self, work: Callable[..., T], args: tuple) -> T:
+        return self._stoppable(work, args)
+
+    def close(self) -> None:
+        self._stoppable.close()
+
+    def prepare(self) -> None:
+        """Load every copy of the loaded models' pipelines and start the checking processes, so that requests side
+        by side wait for neither."""
+        with self._load_lock:
+            pools = [pool for pool, _ in self._pools.values()]
+        for pool in pools:
+            pool.fill()
+        self._stoppable.start(self._copies)
 
     def pipeline(self, folder: Path) -> tuple[Any, str]:
         with self._load_lock:
-            if folder not in self._locked:
-                pipe, task = super().pipeline(folder)
-                self._locked[folder] = (_LockedPipeline(pipe), task)
-            return self._locked[folder]
+            if folder not in self._pools:
+                pipe, task = self.load_pipeline(folder)
+                load = lambda: self.load_pipeline(folder)[0]  # noqa: E731
+                self._pools[folder] = (_PipelinePool(pipe, load, self._copies), task)
+            return self._pools[folder]
 
 
 class DemoBackend:
@@ -174,6 +358,7 @@ class DemoBackend:
         visitor does not wait for them."""
         for text in formulas:
             self.answer(text)
+        self.solver.prepare()
 
     # --- requests -------------------------------------------------------------------------------------
     def answer(self, text: str, label: str | None = None, top_n: int = 3) -> AnswerView:
@@ -194,6 +379,7 @@ class DemoBackend:
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
+        self.solver.close()
 
     # --- the work -------------------------------------------------------------------------------------
     def _limited(self, work: Callable[[], T]) -> T:
@@ -211,7 +397,9 @@ class DemoBackend:
 
     def _solve(self, read: ReadFormula, folder: Path, top_n: int) -> Solution:
         try:
-            return self.solver.solve(read.polish, beam=max(BEAM, top_n), top_n=top_n, folder=folder)
+            return self.solver.solve(
+                read.polish, beam=max(BEAM, top_n), top_n=top_n, folder=folder, check_timeout=CHECK_SECONDS
+            )
         except RecursionError:
             raise InputError("the formula nests too deeply for the checker; try a smaller one") from None
         except ValueError as error:

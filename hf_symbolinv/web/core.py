@@ -15,17 +15,20 @@ from pathlib import Path
 
 from .. import logic
 from ..logic.notation import tokenize
-from ..utils.symbols import SymbolRule
 
-#: The longest input the page reads, in characters: longer text is refused before it is parsed.
-MAX_INPUT_CHARS = 2000
-#: The largest formula, in nodes, that the page answers. The shipped models were trained on at most 35 nodes; the
-#: checkers recurse over formulas deeper than a few hundred levels, which Python refuses.
-MAX_FORMULA_NODES = 200
-#: The tasks the page answers.
-TASKS = ("prop", "ltl")
-#: How the page names each task.
-TASK_NAMES = {"prop": "propositional", "ltl": "LTL"}
+# The reader is the one `symbolinv solve` uses: the page reads exactly what the command reads.
+from ..logic.reading import DEFAULT_RULE as _DEFAULT_RULE
+from ..logic.reading import (  # noqa: F401 (the page's names for them)
+    MAX_FORMULA_NODES,
+    MAX_INPUT_CHARS,
+    TASK_NAMES,
+    TASKS,
+    InputError,
+    ReadFormula,
+    read_formula,
+    syntax_error,
+)
+
 #: New names for the "words" renaming. None starts with X, F or G: infix notation reads ``Xa`` as ``X a``, so such a
 #: word would be read as an operator applied to the rest of it.
 RENAMING_WORDS = (
@@ -81,108 +84,9 @@ EXAMPLES = (
 #: The renaming styles the page offers: other words, or other single letters.
 RENAMING_STYLES = ("words", "letters")
 
-_DEFAULT_RULE = SymbolRule()  # single lowercase letters in unsegmented text; any non-operator word otherwise
-#: A name as the pipeline reads names in whitespace-separated text (a letter or underscore first).
-_NAME = re.compile(r"[^\W\d][\w.']*")
-
-
-class InputError(ValueError):
-    """Input the page cannot answer, with a message for the user: for a syntax error, the ``position`` (0-based,
-    as the command line reports it) and the ``source`` text, so that the page can point at it."""
-
-    def __init__(self, message: str, position: int | None = None, source: str | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.position = position
-        self.source = source
-
-    def __str__(self) -> str:
-        return self.message
-
-
-@dataclass(frozen=True)
-class ReadFormula:
-    """A formula as the page read it: the text typed, its notation and task, the parsed formula, the text the model
-    is given (Polish notation, in the user's names) and its distinct symbols in order of first appearance."""
-
-    source: str
-    notation: str
-    task: str
-    formula: logic.Formula
-    polish: str
-    names: tuple[str, ...]
-
-    @property
-    def size(self) -> int:
-        return self.formula.size
-
-    @property
-    def infix(self) -> str:
-        return logic.format_formula(self.formula, "infix", "file").strip()
-
 
 def _parser(task: str) -> Callable[..., logic.Formula]:
     return logic.parse_prop if task == "prop" else logic.parse_ltl
-
-
-def read_formula(text: str, task: str | None = None) -> ReadFormula:
-    """Read ``text`` as a formula of ``task`` (``prop``, ``ltl``, or ``None``: propositional if it parses as such, else
-    LTL) in Polish or infix notation, whichever parses (Polish first; a formula such as ``! a`` reads the same in
-    both). An :class:`InputError` says what is wrong: empty or too long input, or the syntax error of the reading
-    that got furthest, with its position."""
-    source = text.strip()
-    if not source:
-        raise InputError("type a formula, e.g. & Rain | Snow ! Wind (Polish) or Rain & (Snow | !Wind) (infix)")
-    if len(source) > MAX_INPUT_CHARS:
-        raise InputError(
-            f"the input has {len(source):,} characters; this page reads formulas of at most {MAX_INPUT_CHARS:,}"
-        )
-    if task is not None and task not in TASKS:
-        raise ValueError(f"unknown task {task!r}; the page answers {', '.join(TASKS)}")
-    tasks = [task] if task is not None else list(TASKS)
-    furthest: logic.LogicSyntaxError | None = None
-    for notation in logic.NOTATIONS:
-        for name in tasks:
-            try:
-                formula = _parser(name)(source, notation, _DEFAULT_RULE)
-            except logic.LogicSyntaxError as error:
-                # The reading that got furthest names the real problem ("& a |": Polish, at the end; "a & (b |":
-                # infix, at the end); on a tie the later one (LTL reads more, infix says more about operands).
-                if furthest is None or error.position >= furthest.position:
-                    furthest = error
-                continue
-            except ValueError as error:  # e.g. an LTL formula too large to rewrite into the model's operators
-                raise InputError(f"cannot read this formula: {error}") from None
-            return _checked(source, notation, name, formula)
-    if _NAME.fullmatch(source):
-        # One word alone ("Rain"): text without spaces is read letter by letter; as a word it is one name.
-        return _checked(source, "polish", tasks[0], _parser(tasks[0])(source + " ", "polish", _DEFAULT_RULE))
-    assert furthest is not None
-    raise syntax_error(furthest, source, task)
-
-
-def syntax_error(error: logic.LogicSyntaxError, source: str, task: str | None = None) -> InputError:
-    """The page's message for a syntax error: the position, what was expected and what was found."""
-    what = f"a {TASK_NAMES[task]} formula" if task is not None else "a formula"
-    message = f"syntax error at position {error.position}: expected {error.expected}, found {error.found}"
-    hint = ""
-    if not any(ch.isspace() for ch in source) and len(source) > 1:
-        hint = " (names other than single lowercase letters need spaces between tokens: & Rain Snow)"
-    return InputError(f"{message}; cannot read this as {what}{hint}", position=error.position, source=source)
-
-
-def _checked(source: str, notation: str, task: str, formula: logic.Formula) -> ReadFormula:
-    if formula.size > MAX_FORMULA_NODES:
-        raise InputError(
-            f"the formula has {formula.size:,} nodes; this page answers formulas of at most {MAX_FORMULA_NODES} "
-            "(the shipped models were trained on formulas of at most 35)"
-        )
-    names = logic.symbols_of(formula)
-    try:
-        polish = logic.format_prop(formula) if task == "prop" else logic.format_ltl(formula)
-    except ValueError as error:  # <-> and xor rewritten into the LTL model's operators can grow too large
-        raise InputError(f"cannot give this formula to the model: {error}") from None
-    return ReadFormula(source, notation, task, formula, polish, names)
 
 
 # ---------------------------------------------------------------------------------------------------

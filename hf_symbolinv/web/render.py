@@ -10,7 +10,7 @@ from html import escape
 
 from ..evaluation.solve import Answer
 from .backend import AnswerView, RenamedAnswers, RenameView
-from .core import TASK_NAMES, InputError, ModelEntry, describe_renaming, readable_assignment
+from .core import TASK_NAMES, InputError, ModelEntry, describe_renaming
 
 #: What each verdict means, as the page's tooltips say it.
 VERDICT_HELP = {
@@ -64,31 +64,37 @@ def satisfiability_html(satisfiable: bool | None, task: str) -> str:
         )
     return (
         '<div class="si-status si-undecided">Satisfiability unknown <span class="si-note">(the exact solver '
-        "ran out of time)</span></div>"
+        "ran out of its budget)</span></div>"
     )
 
 
 def _answer_cell(answer: Answer, task: str) -> str:
-    cell = _code(shorten(answer.text), "si-answer")
-    if answer.trace is not None:
-        cell += f'<div class="si-readable">trace: {_code(answer.trace, "si-trace")}</div>'
-    elif task == "prop":
-        readable = readable_assignment(answer.text)
-        if readable is not None and readable != answer.text:
-            cell += f'<div class="si-readable">{escape(readable)}</div>'
-    return cell
+    """An answer as ``symbolinv solve`` prints it, the same whatever the names: an assignment as ``Rain = true, Wind
+    = false`` over the model's own writing, a trace in infix over its Polish form (with spaces). The model's writing
+    is the ``si-answer`` element in each case."""
+    if answer.readable is None:  # an invalid answer, as written
+        return _code(shorten(answer.text), "si-answer")
+    written = _code(shorten(answer.polish or answer.text), "si-answer")
+    if task == "ltl":
+        cell = f'<div class="si-readable-answer">trace {_code(shorten(answer.readable), "si-trace")}</div>'
+        return cell + f'<div class="si-readable">in Polish: {written}</div>'
+    cell = f'<div class="si-readable-answer">{escape(shorten(answer.readable, 200))}</div>'
+    return cell + f'<div class="si-readable">as the model writes it: {written}</div>'
 
 
 def answers_html(view: AnswerView) -> str:
-    """The model's answers, each with the checker's verdict, under the exact solver's verdict on the formula."""
     read, solution = view.read, view.solution
     other = "infix" if read.notation == "polish" else "Polish"
-    other_text = read.infix if read.notation == "polish" else read.polish
+    other_text = read.infix if read.notation == "polish" else read.polish_spaced
     heading = (
         f'<div class="si-read">Read as {"an" if read.task == "ltl" else "a"} {TASK_NAMES[read.task]} formula in '
         f"{'Polish' if read.notation == 'polish' else 'infix'} notation; in {other}: {_code(other_text)} · "
         f"answered by {_code(_model_name(view.model, view.folder), 'si-model')}</div>"
     )
+    model_text = read.model_polish_spaced
+    if model_text != read.polish_spaced:
+        heading += f'<div class="si-read si-note">given to the model as {_code(shorten(model_text, 400))}</div>'
+    heading += "".join(f'<div class="si-read si-note">{escape(note)}</div>' for note in read.notes)
     unsat = solution.satisfiable is False
     caption = "What the model proposed (none can be correct)" if unsat else "The model's answers, best first"
     rows = "".join(
@@ -96,6 +102,13 @@ def answers_html(view: AnswerView) -> str:
         f"<td>{verdict_badge(answer.verdict)}</td></tr>"
         for rank, answer in enumerate(view.answers, 1)
     )
+    if solution.fallback is not None:
+        first = view.answers[0].verdict if view.answers else "missing"
+        rows += (
+            f'<tr class="si-solver"><td class="si-rank">solver</td><td>{_answer_cell(solution.fallback, read.task)}'
+            f'<div class="si-note">the model\'s first answer is {escape(first)}: this answer is the exact '
+            f"solver's, not the model's</div></td><td>{verdict_badge(solution.fallback.verdict)}</td></tr>"
+        )
     table = (
         f'<table class="si-table{" si-muted" if unsat else ""}"><caption>{caption}</caption>'
         f"<thead><tr><th>#</th><th>answer</th><th>checker</th></tr></thead><tbody>{rows}</tbody></table>"

@@ -174,7 +174,7 @@ HARD_CONJ = " & ".join(f"(G F {n} | X X X {n})" for n in NAMES[:10])
 HARD_TRACE = "cycle{" + " & ".join("!" + n for n in NAMES[:10]) + "}"
 
 
-# The time-out must bound the call; how tightly (within 10%) is measured by benchmarks/logic.py, on
+# The time-out must bound the call; how tightly (within 10%) is measured by benchmarks/speed/logic.py, on
 # an idle core. Here a loaded CI machine may pause the process: allow a fixed grace on top.
 GRACE = 0.25
 

@@ -540,3 +540,117 @@ def test_the_web_command_registers_like_the_others() -> None:
     add_web_parser(parser.add_subparsers(dest="command"))
     args = parser.parse_args(["web", "--port", "8000", "runs/sit"])
     assert (args.command, args.port, args.host, args.models, args.handler) == ("web", 8000, None, ["runs/sit"], run_web)
+
+
+# ---------------------------------------------------------------------------------------------------
+# One reader with `solve`, the page's format, work that is bounded, uploads, start-up failures
+# ---------------------------------------------------------------------------------------------------
+def test_the_page_and_solve_share_one_reader() -> None:
+    from hf_symbolinv.logic import reading
+    from hf_symbolinv.web import core
+
+    assert core.read_formula is reading.read_formula and core.InputError is reading.InputError
+
+
+def test_the_page_shows_polish_with_spaces_and_the_users_operators(backend) -> None:
+    from hf_symbolinv.web.render import answers_html
+
+    html = answers_html(backend.answer("Rain & (Snow | !Wind)", top_n=1))
+    assert "in Polish: <code>&amp; Rain | Snow ! Wind</code>" in html
+    html = answers_html(backend.answer("G (req -> F grant)", top_n=1))
+    assert "in Polish: <code>G -&gt; req F grant</code>" in html  # G, -> and F as typed
+    assert "given to the model as <code>" in html  # and what the model gets, in its operators
+    assert "in Polish: " in html and "cycle{" in html  # the trace in both notations
+
+
+def test_an_incorrect_first_answer_shows_the_solvers_answer_on_the_page(backend, monkeypatch) -> None:
+    from hf_symbolinv.web.render import answers_html
+
+    wrong = lambda text, **kwargs: [{"generated_text": "a 0 b 0"}]  # noqa: E731
+    monkeypatch.setattr(backend.solver, "pipeline", lambda folder: (wrong, "prop"))
+    html = answers_html(backend.answer("| a b", top_n=1))
+    assert 'class="si-solver"' in html and "this answer is the exact solver's, not the model's" in html
+
+
+def test_a_formula_whose_rewrite_blows_up_is_refused_at_once_on_the_page(backend) -> None:
+    chain = "X " + "".join(f"<-> p{i} " for i in range(9)) + "p9"  # 20 nodes; 4,000+ in the LTL model's operators
+    started = time.perf_counter()
+    with pytest.raises(InputError, match=r"20 nodes and [\d,]+ with <-> and xor rewritten"):
+        backend.answer(chain)
+    assert time.perf_counter() - started < 1.0
+
+
+def test_checking_work_past_its_limit_is_stopped_and_the_next_request_is_served() -> None:
+    from hf_symbolinv.evaluation.solve import check_answers
+    from hf_symbolinv.web.backend import RequestTimeout, StoppableWork
+
+    work = StoppableWork(time_limit=0.5)
+    try:
+        started = time.perf_counter()
+        with pytest.raises(RequestTimeout, match="longer than 0.5 s"):
+            work(time.sleep, (30,))
+        assert time.perf_counter() - started < 3.0  # stopped, not waited for
+        checked = work(check_answers, ("ltl", "U a b", ["b;{1}", "a;{a}"], True, 4.0))
+        assert checked.states == ["correct", "incorrect"] and checked.status == "sat"
+    finally:
+        work.close()
+
+
+def test_checking_work_runs_in_another_process_bounded_in_memory() -> None:
+    import os
+
+    from hf_symbolinv.web.backend import StoppableWork
+
+    work = StoppableWork(time_limit=30, memory_limit=512 * 2**20)
+    try:
+        assert work(os.getpid, ()) != os.getpid()
+        with pytest.raises(InputError, match="needed more than 512 MB"):
+            work(bytearray, (2**30,))
+        assert work(len, ("still serving",)) == 13
+    finally:
+        work.close()
+
+
+def test_the_app_refuses_uploads(served) -> None:
+    import urllib.error
+    import urllib.request
+
+    client, _ = served
+    body = (
+        b'--XX\r\nContent-Disposition: form-data; name="files"; filename="big.bin"\r\n'
+        b"Content-Type: application/octet-stream\r\n\r\n" + b"x" * 100_000 + b"\r\n--XX--\r\n"
+    )
+    for path in ("gradio_api/upload", "upload"):
+        request = urllib.request.Request(
+            client.src.rstrip("/") + "/" + path,
+            data=body,
+            headers={"Content-Type": "multipart/form-data; boundary=XX"},
+        )
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=30)
+        assert refused.value.code == 403 and b"no uploads" in refused.value.read()
+
+
+def test_a_port_in_use_or_a_bad_host_is_one_line_naming_it(backend) -> None:
+    import socket
+
+    pytest.importorskip("gradio", reason="the web extra is not installed: pip install -e '.[web]'")
+    from hf_symbolinv.web.app import StartError, check_address
+
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        with pytest.raises(StartError, match=f"^port {port} is in use on 127.0.0.1: choose another with --port N$"):
+            check_address("127.0.0.1", port)
+    with pytest.raises(StartError, match="^cannot serve on host '999.1.1.1': not a valid address"):
+        check_address("999.1.1.1", 7860)
+
+
+def test_symbolinv_web_on_a_bad_host_is_one_line(capsys) -> None:
+    pytest.importorskip("gradio", reason="the web extra is not installed: pip install -e '.[web]'")
+    from hf_symbolinv.commands import main
+
+    assert main(["web", "--host", "999.1.1.1", "--port", str(_free_port())]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "999.1.1.1" in err and "Traceback" not in err

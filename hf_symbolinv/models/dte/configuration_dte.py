@@ -2,52 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+import typing
+from typing import Any, ClassVar, Literal
 
 from transformers import PreTrainedConfig
 
-CONTROLLERS = ("dtm", "dte")
-TERMINATIONS = ("oracle", "sluggish")
+from .config_fields import architecture, architecture_fields, check_config_dict, check_fields
 
-DTYPE_NAMES = frozenset({"float32", "float16", "bfloat16", "float64", "auto"})
-
-# Types are checked before any value is used, so a wrong type fails naming the field.
-FIELD_TYPES: dict[str, tuple[type, ...]] = {
-    "controller": (str,),
-    "termination": (str,),
-    "vocab_size": (int,),
-    "max_symbols": (int,),
-    "max_depth": (int,),
-    "num_steps": (int,),
-    "filler_dim": (int,),
-    "d_model": (int,),
-    "num_heads": (int,),
-    "ffn_dim": (int,),
-    "num_experts": (int,),
-    "top_k": (int,),
-    "dropout": (float, int),
-    "confidence_threshold": (float, int),
-    "index_penalty": (float, int),
-    "termination_scale": (float, int),
-    "residual_loss_weight": (float, int),
-}
-
-
-#: The fields that change what the weights compute (recorded with the weights, compared on loading).
-ARCHITECTURE_FIELDS = (
-    "vocab_size",
-    "max_symbols",
-    "controller",
-    "termination",
-    "max_depth",
-    "num_steps",
-    "filler_dim",
-    "d_model",
-    "num_heads",
-    "ffn_dim",
-    "num_experts",
-    "top_k",
-)
+Controller = Literal["dtm", "dte"]
+Termination = Literal["oracle", "sluggish"]
+CONTROLLERS = typing.get_args(Controller)
+TERMINATIONS = typing.get_args(Termination)
 
 _SMALL: dict[str, Any] = dict(d_model=64, num_heads=4, ffn_dim=128, filler_dim=32, num_steps=8, num_experts=8, top_k=8)
 _PAPER: dict[str, Any] = dict(
@@ -101,21 +66,21 @@ class DTEConfig(PreTrainedConfig):
     """
 
     model_type = "dte"
-    architecture_fields: ClassVar[tuple[str, ...]] = ARCHITECTURE_FIELDS
     attribute_map: ClassVar[dict[str, str]] = {"hidden_size": "d_model", "num_attention_heads": "num_heads"}
 
-    vocab_size: int = 64
-    max_symbols: int = 32
-    controller: str = "dte"
-    termination: str = "oracle"
-    max_depth: int = 6
-    num_steps: int = 14
-    filler_dim: int = 64
-    d_model: int = 256
-    num_heads: int = 8
-    ffn_dim: int = 1024
-    num_experts: int = 16
-    top_k: int = 16
+    # Architecture fields: recorded with the weights, compared on loading.
+    vocab_size: int = architecture(64)
+    max_symbols: int = architecture(32)
+    controller: Controller = architecture("dte")
+    termination: Termination = architecture("oracle")
+    max_depth: int = architecture(6)
+    num_steps: int = architecture(14)
+    filler_dim: int = architecture(64)
+    d_model: int = architecture(256)
+    num_heads: int = architecture(8)
+    ffn_dim: int = architecture(1024)
+    num_experts: int = architecture(16)
+    top_k: int = architecture(16)
     dropout: float = 0.0
     confidence_threshold: float = 0.8
     index_penalty: float = 0.9
@@ -124,31 +89,22 @@ class DTEConfig(PreTrainedConfig):
     vocabulary: str | None = None
 
     def __post_init__(self, **kwargs: Any) -> None:
-        for field, kinds in FIELD_TYPES.items():
-            value = getattr(self, field)
-            # bool is an int in Python; a size given as True is still a mistake.
-            if isinstance(value, bool) or not isinstance(value, kinds):
-                names = " or ".join(kind.__name__ for kind in kinds)
-                raise ValueError(f"DTEConfig.{field}: must be {names}, got {value!r} ({type(value).__name__})")
-        if self.vocabulary is not None and not isinstance(self.vocabulary, str):
-            raise ValueError(f"DTEConfig.vocabulary: must be None or a vocabulary name, got {self.vocabulary!r}")
-        # transformers resolves a dtype name inside torch, which fails without naming the field.
-        dtype = kwargs.get("dtype", getattr(self, "dtype", None))
-        if isinstance(dtype, str) and dtype not in DTYPE_NAMES:
-            raise ValueError(f"DTEConfig.dtype: unknown dtype {dtype!r}; choose one of {sorted(DTYPE_NAMES)}")
+        check_fields(self, kwargs.get("dtype"))
         super().__post_init__(**kwargs)
-        self.validate_dte()
+        self.validate_combinations()
 
-    def validate_dte(self) -> None:
-        """Raise ``ValueError`` naming the field for unknown values and impossible combinations."""
+    @property
+    def architecture_fields(self) -> tuple[str, ...]:
+        """The fields ``save_pretrained`` records with the weights and loading compares (see ``loading.py``)."""
+        return architecture_fields(type(self))
+
+    def validate_combinations(self) -> None:
+        """Raise ``ValueError`` naming the field for values no network has (each field's type and allowed values
+        are checked from its declaration, by ``check_fields``)."""
 
         def fail(field: str, message: str) -> None:
             raise ValueError(f"DTEConfig.{field}: {message}")
 
-        if self.controller not in CONTROLLERS:
-            fail("controller", f"unknown controller {self.controller!r}; choose one of {list(CONTROLLERS)}")
-        if self.termination not in TERMINATIONS:
-            fail("termination", f"unknown termination {self.termination!r}; choose one of {list(TERMINATIONS)}")
         if self.vocab_size < 3:
             fail("vocab_size", f"must be >= 3 (empty, symbol and at least one base label), got {self.vocab_size}")
         for field in (
@@ -193,20 +149,5 @@ class DTEConfig(PreTrainedConfig):
     @classmethod
     def from_dict(cls, config_dict: dict[str, Any], **kwargs: Any) -> Any:
         """``PreTrainedConfig.from_dict``, refusing fields no DTEConfig has (a typo is not silently stored)."""
-        unknown = sorted(set(config_dict) - _known_fields())
-        if unknown:
-            raise ValueError(
-                f"this dte checkpoint's config has unknown field(s) {', '.join(unknown)}: a typo, or a config.json "
-                "written for another model"
-            )
+        check_config_dict(cls, config_dict, kwargs)
         return super().from_dict(config_dict, **kwargs)
-
-
-def _known_fields() -> set[str]:
-    """Every field a DTEConfig's config.json may hold: its own and PreTrainedConfig's."""
-    return (
-        set(PreTrainedConfig().to_dict())
-        | set(DTEConfig().to_dict())
-        # use_cache: the Trainer sets it on any model it trains (bookkeeping; a DTE has no cache).
-        | {"custom_pipelines", "auto_map", "architectures", "transformers_version", "use_cache"}
-    )

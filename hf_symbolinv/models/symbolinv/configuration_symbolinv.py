@@ -2,110 +2,67 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+import typing
+from typing import Any, ClassVar, Literal
 
 from transformers import PreTrainedConfig
 
 from .cache_names import CACHE_NAME
+from .config_fields import architecture, architecture_fields, check_config_dict, check_fields
 from .vocabulary import EOS_ID, PAD_ID, START_ID, get_vocabulary
 
 ATTENTION_CODES = ("EP", "EA", "DP", "DA", "CP", "CA")
 AGGREGATED_CODES = ("EA", "DA", "CA")
-EMBEDDING_TYPES = ("streams", "fixed", "alpha_renaming", "random")
+EmbeddingType = Literal["streams", "fixed", "alpha_renaming", "random"]
 # ``automaton``: the forward weights of a diagonal complex unary automaton (fixed angles: exactly the
-# sinusoidal encoding); ``*_learned``: the automaton's angles or RoPE's frequencies are parameters.
-SEQUENCE_POSITION_ENCODINGS = ("rope", "rope_learned", "sinusoidal", "automaton", "automaton_learned", "none")
-ENCODER_POSITION_ENCODINGS = ("tree", *SEQUENCE_POSITION_ENCODINGS)
-DECODER_POSITION_ENCODINGS = SEQUENCE_POSITION_ENCODINGS
-STREAM_AGGREGATIONS = ("mean", "complex")
-LOSS_TYPES = ("adacos", "cross_entropy")
-RANDOM_EMBEDDING_METHODS = ("normal", "neighbouring", "hypercube")
+# sinusoidal encoding); ``*_learned``: the automaton's angles or RoPE's frequencies are parameters. The decoder has
+# no ``tree``: a tree encoding needs the whole sequence, which the decoder does not have while generating.
+DecoderPositionEncoding = Literal["rope", "rope_learned", "sinusoidal", "automaton", "automaton_learned", "none"]
+EncoderPositionEncoding = Literal["tree", DecoderPositionEncoding]
+StreamAggregation = Literal["mean", "complex"]
+LossType = Literal["adacos", "cross_entropy"]
+RandomEmbeddingMethod = Literal["normal", "neighbouring", "hypercube"]
+EMBEDDING_TYPES = typing.get_args(EmbeddingType)
+SEQUENCE_POSITION_ENCODINGS = DECODER_POSITION_ENCODINGS = typing.get_args(DecoderPositionEncoding)
+ENCODER_POSITION_ENCODINGS = typing.get_args(EncoderPositionEncoding)
+STREAM_AGGREGATIONS = typing.get_args(StreamAggregation)
+LOSS_TYPES = typing.get_args(LossType)
+RANDOM_EMBEDDING_METHODS = typing.get_args(RandomEmbeddingMethod)
 DEFAULT_MAX_SYMBOLS = 64
 
-# Fields a saved checkpoint must carry: defaults silently filled in for these would build a
-# different network than the one whose weights are being loaded.
-#: The type each field must have (checked at construction, so a bad config.json fails at load, not in torch).
-FIELD_TYPES: dict[str, tuple[type, ...]] = {
-    **dict.fromkeys(
-        (
-            "vocab_size",
-            "num_base_tokens",
-            "d_model",
-            "encoder_layers",
-            "decoder_layers",
-            "encoder_attention_heads",
-            "decoder_attention_heads",
-            "encoder_ffn_dim",
-            "decoder_ffn_dim",
-            "max_position_embeddings",
-            "aggregation_states",
-            "max_streams",
-            "num_symbol_embeddings",
-            "random_embedding_dim",
-        ),
-        (int,),
-    ),
-    **dict.fromkeys(
-        (
-            "dropout",
-            "attention_dropout",
-            "activation_dropout",
-            "layer_norm_eps",
-            "rope_theta",
-            "adacos_max_scale",
-            "init_std",
-        ),
-        (float, int),
-    ),
-    **dict.fromkeys(("feature_normalization", "embedding_scale", "use_cache"), (bool,)),
-    **dict.fromkeys(
-        (
-            "stream_attention",
-            "embedding_type",
-            "encoder_position_encoding",
-            "decoder_position_encoding",
-            "loss_type",
-            "stream_aggregation",
-            "random_embedding_method",
-            "vocabulary",
-        ),
-        (str,),
-    ),
-    "token_arities": (list, tuple),
-}
-FIELD_TYPES.update(dict.fromkeys(("pad_token_id", "eos_token_id", "bos_token_id", "decoder_start_token_id"), (int,)))
-OPTIONAL_FIELDS = frozenset(
-    {
-        "aggregation_states",
-        "vocabulary",
-        "token_arities",
-        "pad_token_id",
-        "eos_token_id",
-        "bos_token_id",
-        "decoder_start_token_id",
-    }
-)
-DTYPE_NAMES = frozenset({"float32", "float16", "bfloat16", "float64", "auto"})
 
-REQUIRED_CHECKPOINT_FIELDS = (
-    "vocab_size",
-    "num_base_tokens",
-    "d_model",
-    "encoder_layers",
-    "decoder_layers",
-    "encoder_attention_heads",
-    "decoder_attention_heads",
-    "encoder_ffn_dim",
-    "decoder_ffn_dim",
-    "stream_attention",
-    "embedding_type",
-    "encoder_position_encoding",
-    "decoder_position_encoding",
-    "feature_normalization",
-    "loss_type",
-    "embedding_scale",
-    "max_streams",
-)
+#: ``stream_attention`` values parsed so far (a plain dict, not ``functools.cache``: compiled forwards read it).
+_PARSED_ATTENTION: dict[str, tuple[str, ...]] = {}
+
+
+def parse_stream_attention(text: str) -> tuple[str, ...]:
+    """The attention codes of a ``stream_attention`` value (``"EP-DP-CP"``), checked; parsed once per value."""
+    codes = _PARSED_ATTENTION.get(text)
+    if codes is None:
+        codes = _PARSED_ATTENTION[text] = _parse_stream_attention(text)
+    return codes
+
+
+def _parse_stream_attention(text: str) -> tuple[str, ...]:
+
+    def fail(message: str) -> None:
+        raise ValueError(f"SymbolInvConfig.stream_attention: {message}")
+
+    codes = tuple(code for code in text.upper().split("-") if code)
+    if not codes:
+        fail(f"{text!r} names no attention; use codes like 'EP-DP-CP'")
+    for code in codes:
+        if code not in ATTENTION_CODES:
+            fail(f"unknown code {code!r} in {text!r}; valid codes are {', '.join(ATTENTION_CODES)}")
+    if len(set(codes)) != len(codes):
+        fail(f"{text!r} repeats a code")
+    if not {"EP", "EA"} & set(codes):
+        fail(f"{text!r} has no encoder attention (EP or EA)")
+    if not {"DP", "DA"} & set(codes):
+        fail(f"{text!r} has no decoder self-attention (DP or DA)")
+    if not {"CP", "CA"} & set(codes):
+        fail(f"{text!r} has no cross-attention (CP or CA): the decoder could not see the input")
+    return codes
 
 
 def _sit(vocabulary: str, **fields: Any) -> dict[str, Any]:
@@ -171,38 +128,6 @@ PRESETS: dict[str, dict[str, Any]] = {
 }
 
 
-#: The config fields that change what the weights compute (dropout, limits and flags do not).
-ARCHITECTURE_FIELDS = (
-    "vocab_size",
-    "num_base_tokens",
-    "token_arities",
-    "d_model",
-    "encoder_layers",
-    "decoder_layers",
-    "encoder_attention_heads",
-    "decoder_attention_heads",
-    "encoder_ffn_dim",
-    "decoder_ffn_dim",
-    "layer_norm_eps",
-    "stream_attention",
-    "embedding_type",
-    "encoder_position_encoding",
-    "decoder_position_encoding",
-    "rope_theta",
-    "feature_normalization",
-    "loss_type",
-    "embedding_scale",
-    "stream_aggregation",
-    "num_aggregation_states",
-    "num_symbol_embeddings",
-    "random_embedding_method",
-    "random_embedding_dim",
-    "pad_token_id",
-    "eos_token_id",
-    "decoder_start_token_id",
-)
-
-
 class SymbolInvConfig(PreTrainedConfig):
     r"""Configuration of a Symbol-Invariant Transformer (or of one of its baselines).
 
@@ -240,8 +165,6 @@ class SymbolInvConfig(PreTrainedConfig):
     """
 
     model_type = "symbolinv"
-    #: Recorded in the weights by ``save_pretrained`` and compared on load (see ``loading.py``).
-    architecture_fields: ClassVar[tuple[str, ...]] = ARCHITECTURE_FIELDS
     #: The Trainer leaves the cache out of evaluation outputs (its name depends on the transformers version).
     keys_to_ignore_at_inference: ClassVar[list[str]] = [CACHE_NAME]
     attribute_map: ClassVar[dict[str, str]] = {
@@ -250,60 +173,66 @@ class SymbolInvConfig(PreTrainedConfig):
         "num_hidden_layers": "encoder_layers",
     }
 
+    # Architecture fields (recorded with the weights, compared on loading); required ones must be in a checkpoint.
     vocabulary: str | None = "ltl"
-    vocab_size: int = 13 + DEFAULT_MAX_SYMBOLS
-    num_base_tokens: int = 13
-    token_arities: list[int] | None = None
-    d_model: int = 64
-    encoder_layers: int = 8
-    decoder_layers: int = 8
-    encoder_attention_heads: int = 4
-    decoder_attention_heads: int = 4
-    encoder_ffn_dim: int = 1024
-    decoder_ffn_dim: int = 1024
+    vocab_size: int = architecture(13 + DEFAULT_MAX_SYMBOLS, required=True)
+    num_base_tokens: int = architecture(13, required=True)
+    token_arities: list[int] | None = architecture(None)
+    d_model: int = architecture(64, required=True)
+    encoder_layers: int = architecture(8, required=True)
+    decoder_layers: int = architecture(8, required=True)
+    encoder_attention_heads: int = architecture(4, required=True)
+    decoder_attention_heads: int = architecture(4, required=True)
+    encoder_ffn_dim: int = architecture(1024, required=True)
+    decoder_ffn_dim: int = architecture(1024, required=True)
     dropout: float = 0.1
     attention_dropout: float = 0.0
     activation_dropout: float = 0.0
-    layer_norm_eps: float = 1e-6
-    stream_attention: str = "EP-DP-CP"
-    embedding_type: str = "streams"
-    encoder_position_encoding: str = "tree"
-    decoder_position_encoding: str = "rope"
-    rope_theta: float = 10000.0
+    layer_norm_eps: float = architecture(1e-6)
+    stream_attention: str = architecture("EP-DP-CP", required=True)
+    embedding_type: EmbeddingType = architecture("streams", required=True)
+    encoder_position_encoding: EncoderPositionEncoding = architecture("tree", required=True)
+    decoder_position_encoding: DecoderPositionEncoding = architecture("rope", required=True)
+    rope_theta: float = architecture(10000.0)
     max_position_embeddings: int = 1024
-    feature_normalization: bool = True
-    loss_type: str = "cross_entropy"
+    feature_normalization: bool = architecture(True, required=True)
+    loss_type: LossType = architecture("cross_entropy", required=True)
     adacos_max_scale: float = 100.0
-    embedding_scale: bool = False
-    stream_aggregation: str = "mean"
+    embedding_scale: bool = architecture(False, required=True)
+    stream_aggregation: StreamAggregation = architecture("mean")
     aggregation_states: int | None = None
-    max_streams: int = DEFAULT_MAX_SYMBOLS
-    num_symbol_embeddings: int = 26
-    random_embedding_method: str = "hypercube"
-    random_embedding_dim: int = 6
+    max_streams: int = architecture(DEFAULT_MAX_SYMBOLS, required=True)
+    num_symbol_embeddings: int = architecture(26)
+    random_embedding_method: RandomEmbeddingMethod = architecture("hypercube")
+    random_embedding_dim: int = architecture(6)
     init_std: float = 0.02
     use_cache: bool = True
-    pad_token_id: int | None = PAD_ID
-    eos_token_id: int | None = EOS_ID
+    pad_token_id: int | None = architecture(PAD_ID)
+    eos_token_id: int | None = architecture(EOS_ID)
     bos_token_id: int | None = START_ID
-    decoder_start_token_id: int | None = START_ID
+    decoder_start_token_id: int | None = architecture(START_ID)
     is_encoder_decoder: bool = True
     is_decoder: bool = False
     tie_word_embeddings: bool = True
 
     def __post_init__(self, **kwargs: Any) -> None:
-        self._check_field_types()
+        check_fields(self, kwargs.get("dtype"))
         if self.token_arities is None and self.vocabulary is not None:
             vocabulary = get_vocabulary(self.vocabulary)
             if vocabulary.num_base_tokens == self.num_base_tokens:
                 self.token_arities = vocabulary.arity_list()
         super().__post_init__(**kwargs)
-        self.validate_symbolinv()
+        self.validate_combinations()
 
-    # ------------------------------------------------------------------ validation
+    @property
+    def architecture_fields(self) -> tuple[str, ...]:
+        """The fields ``save_pretrained`` records with the weights and loading compares (see ``loading.py``);
+        ``num_aggregation_states`` is the one derived value among them."""
+        return (*architecture_fields(type(self)), "num_aggregation_states")
+
     @property
     def attention_codes(self) -> tuple[str, ...]:
-        return tuple(code for code in self.stream_attention.upper().split("-") if code)
+        return parse_stream_attention(self.stream_attention)
 
     @property
     def cross_attention_modes(self) -> tuple[str, ...]:
@@ -317,58 +246,20 @@ class SymbolInvConfig(PreTrainedConfig):
     def uses(self, code: str) -> bool:
         return code in self.attention_codes
 
-    def _check_field_types(self) -> None:
-        """Types first, before any field is used: a wrong type must fail here, naming the field, not deep in torch."""
-        for field, kinds in FIELD_TYPES.items():
-            value = getattr(self, field)
-            if value is None and field in OPTIONAL_FIELDS:
-                continue
-            # bool is an int in Python; a flag given as 1, or a size given as True, is still a mistake.
-            if isinstance(value, bool) != (bool in kinds) or not isinstance(value, kinds):
-                names = " or ".join(kind.__name__ for kind in kinds)
-                raise ValueError(f"SymbolInvConfig.{field}: must be {names}, got {value!r} ({type(value).__name__})")
-        dtype = getattr(self, "dtype", None)
-        if isinstance(dtype, str) and dtype not in DTYPE_NAMES:
-            raise ValueError(f"SymbolInvConfig.dtype: unknown dtype {dtype!r}; choose one of {sorted(DTYPE_NAMES)}")
-
-    def validate_symbolinv(self) -> None:
-        """Raise ``ValueError`` naming the field for unknown values and impossible combinations."""
+    def validate_combinations(self) -> None:
+        """Raise ``ValueError`` naming the field for combinations of values no network has (each field's own
+        values are checked from its declaration, by ``check_fields``)."""
 
         def fail(field: str, message: str) -> None:
             raise ValueError(f"SymbolInvConfig.{field}: {message}")
 
         codes = self.attention_codes
-        if not codes:
-            fail("stream_attention", f"{self.stream_attention!r} names no attention; use codes like 'EP-DP-CP'")
-        for code in codes:
-            if code not in ATTENTION_CODES:
-                fail(
-                    "stream_attention",
-                    f"unknown code {code!r} in {self.stream_attention!r}; valid codes are {', '.join(ATTENTION_CODES)}",
-                )
-        if len(set(codes)) != len(codes):
-            fail("stream_attention", f"{self.stream_attention!r} repeats a code")
-        if not {"EP", "EA"} & set(codes):
-            fail("stream_attention", f"{self.stream_attention!r} has no encoder attention (EP or EA)")
-        if not {"DP", "DA"} & set(codes):
-            fail("stream_attention", f"{self.stream_attention!r} has no decoder self-attention (DP or DA)")
-        if not {"CP", "CA"} & set(codes):
-            fail(
-                "stream_attention",
-                f"{self.stream_attention!r} has no cross-attention (CP or CA): the decoder could not see the input",
-            )
-        if self.embedding_type not in EMBEDDING_TYPES:
-            fail("embedding_type", f"unknown value {self.embedding_type!r}; choose one of {EMBEDDING_TYPES}")
         aggregated = [code for code in codes if code in AGGREGATED_CODES]
         if aggregated and self.embedding_type != "streams":
             fail(
                 "stream_attention",
                 f"aggregated attention {aggregated} needs embedding_type='streams' "
                 f"(a {self.embedding_type!r} model has a single stream)",
-            )
-        if self.stream_aggregation not in STREAM_AGGREGATIONS:
-            fail(
-                "stream_aggregation", f"unknown value {self.stream_aggregation!r}; choose one of {STREAM_AGGREGATIONS}"
             )
         if self.stream_aggregation == "complex" and not aggregated:
             fail(
@@ -378,20 +269,6 @@ class SymbolInvConfig(PreTrainedConfig):
             )
         if self.aggregation_states is not None and self.aggregation_states < 1:
             fail("aggregation_states", f"must be at least 1, got {self.aggregation_states}")
-        if self.encoder_position_encoding not in ENCODER_POSITION_ENCODINGS:
-            fail(
-                "encoder_position_encoding",
-                f"unknown value {self.encoder_position_encoding!r}; choose one of {ENCODER_POSITION_ENCODINGS}",
-            )
-        if self.decoder_position_encoding not in DECODER_POSITION_ENCODINGS:
-            fail(
-                "decoder_position_encoding",
-                f"unknown value {self.decoder_position_encoding!r}; "
-                f"choose one of {DECODER_POSITION_ENCODINGS} (a tree encoding needs the whole "
-                "sequence, which the decoder does not have while generating)",
-            )
-        if self.loss_type not in LOSS_TYPES:
-            fail("loss_type", f"unknown value {self.loss_type!r}; choose one of {LOSS_TYPES}")
         if self.loss_type == "adacos" and not self.feature_normalization:
             fail("loss_type", "'adacos' works on cosine logits and needs feature_normalization=True")
         if self.num_base_tokens < 3:
@@ -424,11 +301,6 @@ class SymbolInvConfig(PreTrainedConfig):
                 "num_symbol_embeddings",
                 f"{self.num_symbol_embeddings} must be between 1 and "
                 f"vocab_size - num_base_tokens = {self.num_symbol_slots}",
-            )
-        if self.random_embedding_method not in RANDOM_EMBEDDING_METHODS:
-            fail(
-                "random_embedding_method",
-                f"unknown value {self.random_embedding_method!r}; choose one of {RANDOM_EMBEDDING_METHODS}",
             )
         if self.embedding_type == "random" and not 0 < self.random_embedding_dim < self.d_model:
             fail("random_embedding_dim", f"{self.random_embedding_dim} must be between 1 and d_model - 1")
@@ -467,40 +339,13 @@ class SymbolInvConfig(PreTrainedConfig):
 
     @classmethod
     def from_dict(cls, config_dict: dict[str, Any], **kwargs: Any) -> Any:
-        missing = [field for field in REQUIRED_CHECKPOINT_FIELDS if field not in config_dict and field not in kwargs]
-        unknown = sorted(set(config_dict) - _known_fields())
-        for field in ("id2label", "label2id"):
-            mapping = config_dict.get(field)
-            if mapping is not None and not isinstance(mapping, dict):
-                raise ValueError(f"SymbolInvConfig.{field}: must be a mapping, got {mapping!r}")
-        bad_labels = [key for key in (config_dict.get("id2label") or {}) if not str(key).lstrip("-").isdigit()]
-        if bad_labels:
-            raise ValueError(f"SymbolInvConfig.id2label: keys must be label ids (integers), got {bad_labels!r}")
-        if unknown:
-            raise ValueError(
-                f"this {cls.model_type} checkpoint's config has unknown field(s) {', '.join(unknown)}: a typo, or "
-                "a config.json written for another model"
-            )
-        if missing:
-            raise ValueError(
-                f"this {cls.model_type} checkpoint's config lacks the field(s) {', '.join(missing)}; "
-                "it was not written by SymbolInvConfig.save_pretrained or has been edited. Add the "
-                "missing field(s) to config.json with the values the weights were trained with."
-            )
+        check_config_dict(cls, config_dict, kwargs)
         return super().from_dict(config_dict, **kwargs)
 
     def to_diff_dict(self) -> dict[str, Any]:
         # Always write every field: a Hub user's config.json then describes the network fully,
         # and from_dict can tell a truncated file from a default value.
         return self.to_dict()
-
-
-def _known_fields() -> set[str]:
-    """Every field a SymbolInvConfig's config.json may hold: its own and PreTrainedConfig's."""
-    own = set(SymbolInvConfig.__dataclass_fields__) if hasattr(SymbolInvConfig, "__dataclass_fields__") else set()
-    base = set(PreTrainedConfig().to_dict())
-    written = set(SymbolInvConfig.from_preset("ltl").to_dict())
-    return own | base | written | {"custom_pipelines", "auto_map", "architectures", "transformers_version"}
 
 
 __all__ = ["PRESETS", "SymbolInvConfig"]

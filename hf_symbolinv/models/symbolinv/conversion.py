@@ -139,7 +139,7 @@ def convert_family_model(
 
     new_config = copy.deepcopy(config)
     new_config.embedding_type = "streams"
-    new_config.validate_symbolinv()
+    new_config.validate_combinations()
     rule = tokenizer.rule.to_dict() if symbols is None else symbols
     new_tokenizer = SymbolInvTokenizer(
         vocabulary=tokenizer.task_vocabulary.name, symbol_rule=rule, max_symbols=tokenizer.max_symbols

@@ -8,15 +8,18 @@ mapping: which token ids of the wrapped vocabulary are interchangeable, and whic
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+import typing
+from typing import Any, ClassVar, Literal
 
 from transformers import AutoConfig, PreTrainedConfig
 from transformers.configuration_utils import SubConfigSpec
 
 from .cache_names import CACHE_NAME
+from .config_fields import check_config_dict, check_fields
 
 #: What the logits of the per-stream runs are combined from (see the modeling module's docstring).
-STREAM_SCORES = ("logits", "log_probs")
+StreamScores = Literal["logits", "log_probs"]
+STREAM_SCORES = typing.get_args(StreamScores)
 
 
 class SymbolInvWrapperConfig(PreTrainedConfig):
@@ -47,7 +50,7 @@ class SymbolInvWrapperConfig(PreTrainedConfig):
     actual_token_id: int | None = None
     placeholder_token_id: int | None = None
     max_streams: int = 64
-    stream_scores: str = "logits"
+    stream_scores: StreamScores = "logits"
     is_encoder_decoder: bool = True
     use_cache: bool = True
     pad_token_id: int | None = None
@@ -56,12 +59,13 @@ class SymbolInvWrapperConfig(PreTrainedConfig):
     decoder_start_token_id: int | None = None
 
     def __post_init__(self, **kwargs: Any) -> None:
+        check_fields(self, kwargs.get("dtype"))
         super().__post_init__(**kwargs)
         # Special tokens follow the wrapped model unless given: generation reads them from this config.
         for name in ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id"):
             if getattr(self, name) is None:
                 setattr(self, name, getattr(self.wrapped_config, name, None))
-        self.validate_symbolinv_wrapper()
+        self.validate_combinations()
 
     @property
     def is_configured(self) -> bool:
@@ -76,7 +80,7 @@ class SymbolInvWrapperConfig(PreTrainedConfig):
         # Generation sizes its caches and vocabulary-wide tensors from the text config: the wrapped model's.
         return self.wrapped_config.get_text_config(decoder=decoder, encoder=encoder)
 
-    def validate_symbolinv_wrapper(self) -> None:
+    def validate_combinations(self) -> None:
         """Raise ``ValueError`` naming the field for an unusable mapping. A config without ``symbol_token_ids``
         is allowed (Transformers builds default configs), but no model can be built from it."""
 
@@ -89,8 +93,6 @@ class SymbolInvWrapperConfig(PreTrainedConfig):
                 f"a {type(self.wrapped_config).__name__} is not an encoder-decoder; the wrapper "
                 "needs an encoder-decoder AutoModelForSeq2SeqLM checkpoint (BART, Marian, M2M100, T5, ...)",
             )
-        if self.stream_scores not in STREAM_SCORES:
-            fail("stream_scores", f"unknown value {self.stream_scores!r}; choose one of {STREAM_SCORES}")
         if self.max_streams < 1:
             fail("max_streams", f"must be at least 1, got {self.max_streams}")
         if self.symbol_token_ids is None:
@@ -124,6 +126,13 @@ class SymbolInvWrapperConfig(PreTrainedConfig):
                     clashing.append(f"{name}={token_id}")
         if clashing:
             fail("symbol_token_ids", f"contains special tokens ({', '.join(clashing)}); they cannot be renamed")
+
+    @classmethod
+    def from_dict(cls, config_dict: dict[str, Any], **kwargs: Any) -> Any:
+        """``PreTrainedConfig.from_dict``, refusing fields no SymbolInvWrapperConfig has (a typo is not silently
+        stored)."""
+        check_config_dict(cls, config_dict, kwargs)
+        return super().from_dict(config_dict, **kwargs)
 
 
 __all__ = ["SymbolInvWrapperConfig", "STREAM_SCORES"]

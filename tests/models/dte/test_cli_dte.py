@@ -56,7 +56,7 @@ def test_max_depth_is_refused_for_other_configurations(tmp_path: Path, capsys) -
 
 
 @pytest.mark.slow
-def test_a_dte_preset_trains_evaluates_and_fine_tunes(tree_data: Path, tmp_path: Path, capsys) -> None:
+def test_a_dte_preset_trains_evaluates_and_fine_tunes(tree_data: Path, tmp_path: Path, capsys, monkeypatch) -> None:
     output = tmp_path / "run"
     assert _train(tree_data, output, "tdte-small", "--set", "num_experts=2", "top_k=1") == 0
     model_dir = output / "model"
@@ -89,6 +89,16 @@ def test_a_dte_preset_trains_evaluates_and_fine_tunes(tree_data: Path, tmp_path:
     assert printed.startswith("1. ") and "steps]" in printed
     assert main(["solve", str(output), source[:-1]]) == 2
     assert "unbalanced bracket: '(' at position 0 is never closed" in capsys.readouterr().err
+    # Several inputs: the model loads once, good inputs are answered, a bad one is named, the exit status says so.
+    from hf_symbolinv.commands import tree_route
+
+    loads = []
+    real_load = tree_route.load_tree_folder
+    monkeypatch.setattr(tree_route, "load_tree_folder", lambda folder: loads.append(folder) or real_load(folder))
+    assert main(["solve", str(output), source, source[:-1], source]) == 2
+    out, err = capsys.readouterr()
+    assert len(loads) == 1 and out.count("steps]") == 2 and out.count("input: ") == 3
+    assert err.count("error: ") == 1 and "never closed" in err
     # The saved folder is a model of the family: it loads as one and fine-tunes with --init-from.
     assert isinstance(DTEForTreeTransduction.from_pretrained(model_dir), DTEForTreeTransduction)
     tuned = tmp_path / "tuned"
@@ -163,3 +173,17 @@ def test_the_tree_route_trains_compiled_with_one_graph(tree_data: Path, tmp_path
     state = json.loads((tmp_path / "run" / "checkpoints" / "checkpoint-2" / "trainer_state.json").read_text())
     graphs = [entry["compiled_graphs"] for entry in state["log_history"]]
     assert graphs and graphs[-1] == 1
+
+
+def test_a_tree_run_records_its_checkpoints_and_refuses_a_resume_with_another_lr(
+    tree_data: Path, tmp_path: Path, capsys
+) -> None:
+    output = tmp_path / "run"
+    assert _train(tree_data, output, "tdte-small", "--set", "num_experts=2", "top_k=1") == 0
+    record = json.loads((output / "checkpoints" / "checkpoint-2" / ".symbolinv-written.json").read_text())
+    assert record["options"]["learning_rate"] == 1e-3 and "model.safetensors" in record["sizes"]
+    capsys.readouterr()
+    argv = ["--steps", "4", "--lr", "0.5", "--set", "num_experts=2", "top_k=1"]
+    assert _train(tree_data, output, "tdte-small", *argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--lr 0.001 -> 0.5" in err

@@ -30,6 +30,7 @@ class TestDTEModel(ModelTesterMixin, StrictLoadingTesterMixin, RenamingInvarianc
             "config.json",
             "model.safetensors",
             "configuration_dte.py",
+            "config_fields.py",
             "modeling_dte.py",
             "tree_interpreter.py",
             "bracketed.py",

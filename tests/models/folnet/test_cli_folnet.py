@@ -61,7 +61,8 @@ def test_a_folnet_preset_trains_evaluates_and_solves(kinship_data: Path, tmp_pat
     capsys.readouterr()
     assert main(["solve", str(output), "ann father bo , bo sister cy ? ann cy", "--beam", "1"]) == 0
     printed = capsys.readouterr().out
-    assert printed.startswith("1. ") and any(state in printed for state in ("[correct]", "[incorrect]", "[invalid]"))
+    assert printed.startswith("answered by: ") and "\n1. " in printed  # the model that answered, then its answer
+    assert any(state in printed for state in ("[correct]", "[incorrect]", "[invalid]"))
 
 
 def test_a_folnet_preset_gets_the_tasks_vocabulary_and_tree() -> None:

@@ -58,6 +58,7 @@ FAMILY_FILES = {
     "model.safetensors",
     "cache_names.py",
     "configuration_folnet.py",
+    "config_fields.py",
     "modeling_folnet.py",
     "operators.py",
     "loading.py",

@@ -42,6 +42,7 @@ FAMILY_FILES = {
     "generation_config.json",
     "cache_names.py",
     "configuration_folnet.py",
+    "config_fields.py",
     "modeling_folnet.py",
     "operators.py",
     "loading.py",

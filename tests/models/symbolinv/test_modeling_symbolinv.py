@@ -670,6 +670,7 @@ SAVED_SIT_FILES = frozenset(
         "generation_config.json",
         "model.safetensors",
         "cache_names.py",
+        "config_fields.py",
         "configuration_symbolinv.py",
         "loading.py",
         "modeling_symbolinv.py",

@@ -538,6 +538,7 @@ class TestWrapperProperties(ModelTesterMixin, GenerationTesterMixin, RenamingInv
             "model.safetensors",
             "cache_names.py",
             "configuration_symbolinv_wrapper.py",
+            "config_fields.py",
             "modeling_symbolinv_wrapper.py",
             "streams.py",
             "tokenizer.json",

@@ -1,0 +1,155 @@
+"""Training steps per second and generation samples per second: SIT presets against the vanilla ones.
+
+Inputs are real samples (``prop-35`` and ``ltl-35`` built locally at a small size), batch 64. Training
+steps are forward + backward + AdamW; generation is beam search (3 beams) with the KV cache. Prints
+one table; runs on the CPU, and on the GPU too when one is present.
+
+    python benchmarks/speed/train_speed.py            # full presets
+    python benchmarks/speed/train_speed.py --quick    # fewer repeats, for a smoke run
+    python benchmarks/speed/train_speed.py --tasks prop --presets prop-small --compile inductor --no-generation
+        # each preset eager, eager on bucketed batches, and compiled whole (as `symbolinv train --compile`)
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+
+import torch
+
+import dataset_builders
+from hf_symbolinv import SymbolInvConfig, SymbolInvForConditionalGeneration, SymbolInvTokenizer
+from hf_symbolinv.training import SymbolInvDataCollator, tokenize_dataset
+
+PAIRS = {"prop": ("prop-best", "prop-vanilla"), "ltl": ("ltl-best", "ltl-vanilla")}
+
+
+@functools.cache
+def built(task: str, num_samples: int, workdir: str):
+    """``task``-35 samples built locally (once per task)."""
+    name = f"{task}-35"
+    return dataset_builders.build(name, os.path.join(workdir, name), num_samples=num_samples, seed=0, progress=False)
+
+
+def batches(
+    task: str, batch_size: int, count: int, workdir: str, bucketed: bool = False, model=None
+) -> tuple[list[dict], list[dict]]:
+    """``count`` training batches and one generation batch of real samples (``bucketed``: as a compiled model
+    gets them, padded to buckets, with ``model``'s stream slots)."""
+    data = built(task, batch_size * (count + 2) * 10 // 8, workdir)
+    tokenizer = SymbolInvTokenizer.from_preset(task)
+    train = tokenize_dataset(data["train"], tokenizer)
+    collator = SymbolInvDataCollator(tokenizer, model=model, bucketed=bucketed)
+    out = [collator([train[i * batch_size + j] for j in range(batch_size)]) for i in range(count + 1)]
+    generation = tokenizer(list(data["train"]["input"][:batch_size]), padding=True, return_tensors="pt")
+    return out, [dict(generation)]
+
+
+def time_training(model, train_batches: list[dict], device: torch.device, repeats: int) -> tuple[float, float]:
+    """Median seconds per step, and the seconds of the warm-up (one step per batch: allocators, caches and, for a
+    compiled model, one compilation per shape bucket)."""
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    model.train()
+
+    def step(batch: dict) -> float:
+        batch = {k: v.to(device) for k, v in batch.items()}
+        _sync(device)
+        start = time.perf_counter()
+        model(**batch).loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        _sync(device)
+        return time.perf_counter() - start
+
+    warm_up = sum(step(batch) for batch in train_batches)
+    return statistics.median(step(train_batches[i % len(train_batches)]) for i in range(repeats)), warm_up
+
+
+@torch.no_grad()
+def time_generation(model, batch: dict, device: torch.device, repeats: int, new_tokens: int) -> float:
+    model.eval()
+    batch = {k: v.to(device) for k, v in batch.items()}
+    times = []
+    for i in range(repeats + 1):
+        _sync(device)
+        start = time.perf_counter()
+        model.generate(**batch, num_beams=3, max_new_tokens=new_tokens, min_new_tokens=new_tokens)
+        _sync(device)
+        if i:
+            times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--new-tokens", type=int, default=20, help="generated tokens per answer (fixed)")
+    parser.add_argument("--tasks", nargs="*", default=list(PAIRS))
+    parser.add_argument("--quick", action="store_true", help="2 repeats, 10 new tokens")
+    parser.add_argument("--presets", nargs="*", help="these presets instead of each task's SIT and vanilla pair")
+    parser.add_argument("--compile", metavar="BACKEND", help="also time each preset compiled with this backend")
+    parser.add_argument("--no-generation", action="store_true", help="time training only")
+    args = parser.parse_args()
+    if args.quick:
+        args.repeats, args.new_tokens = 2, 10
+    devices = [torch.device("cpu")] + ([torch.device("cuda")] if torch.cuda.is_available() else [])
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, {torch.get_num_threads()} torch threads, "
+        f"torch {torch.__version__}" + (f", GPU {torch.cuda.get_device_name()}" if len(devices) > 1 else "")
+    )
+    print(
+        f"batch {args.batch_size}, median of {args.repeats} (after one warm-up); generation: 3 beams, "
+        f"{args.new_tokens} new tokens per answer, KV cache\n"
+    )
+    header = (
+        f"{'device':6} {'task':5} {'model':14} {'mode':9} {'params':>10} {'train steps/s':>14} {'warm-up s':>10} "
+        f"{'gen samples/s':>14}"
+    )
+    print(header)
+    print("-" * len(header))
+    # bucketed: eager on the compiled run's batches (padded to buckets), to separate padding from compilation.
+    modes = ["eager"] + (["bucketed", "compiled"] if args.compile else [])
+    with tempfile.TemporaryDirectory() as workdir:
+        for task in args.tasks:
+            for device in devices:
+                for preset in args.presets or PAIRS[task]:
+                    for mode in modes:
+                        torch.manual_seed(0)
+                        overrides = {"num_symbol_embeddings": 26} if preset.endswith("vanilla") else {}
+                        model = SymbolInvForConditionalGeneration(SymbolInvConfig.from_preset(preset, **overrides))
+                        model.to(device)
+                        train_batches, (generation,) = batches(
+                            task, args.batch_size, 3, workdir, bucketed=mode != "eager", model=model
+                        )
+                        if mode == "compiled":
+                            model.compile(backend=args.compile, fullgraph=True, dynamic=False)
+                        step, warm_up = time_training(model, train_batches, device, args.repeats)
+                        generate = (
+                            None
+                            if args.no_generation or mode != "eager"
+                            else time_generation(model, generation, device, args.repeats, args.new_tokens)
+                        )
+                        params = sum(p.numel() for p in model.parameters())
+                        print(
+                            f"{device.type:6} {task:5} {preset:14} {mode:9} {params:>10,} {1 / step:>14.3f} "
+                            f"{warm_up:>10.1f} "
+                            + (f"{args.batch_size / generate:>14.1f}" if generate else f"{'-':>14}"),
+                            flush=True,
+                        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

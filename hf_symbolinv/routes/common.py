@@ -1,0 +1,190 @@
+"""What the routes share: reading datasets, checking and writing checkpoints, and saving a trained model with its
+card. Errors are raised (``ValueError``, ``OSError``); the command line turns them into one line and exit status 2.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ..tasks import get_task
+
+#: The symbol counts whose renamings an evaluation checks by default (alpha-covariance).
+DEFAULT_ALPHA_SYMBOLS = [3, 4, 5]
+
+
+def check_overrides(config_class: type, overrides: dict[str, Any]) -> str | None:
+    """The problem with ``--set`` overrides (an unknown field, a value its declaration does not allow), or None.
+
+    Checked before the config is built because a config stores unknown keyword arguments as attributes, so a typo
+    would otherwise be saved and silently ignored; the types come from the fields' declarations, as the config's
+    own check reads them.
+    """
+    import dataclasses
+    import difflib
+
+    from ..models.symbolinv.config_fields import field_types, type_name, value_fits
+
+    known = [field.name for field in dataclasses.fields(config_class)]
+    declared = field_types(config_class)
+    for field, value in overrides.items():
+        if field not in known:
+            close = difflib.get_close_matches(field, known, n=1)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            return f"--set {field}: {config_class.__name__} has no field {field!r}{hint}"
+        if field in declared and not value_fits(declared[field], value):
+            return f"--set {field}={value!r}: expected {type_name(declared[field])}"
+    return None
+
+
+#: Config entries that are bookkeeping, not architecture: they may differ between a checkpoint and a resume.
+_NOT_ARCHITECTURE = frozenset(
+    {"transformers_version", "architectures", "dtype", "output_hidden_states", "return_dict", "use_cache"}
+)
+
+
+def resume_mismatch(config: Any, checkpoint: Path) -> str | None:
+    """Which config fields of ``config`` differ from those ``checkpoint`` was trained with, or None.
+
+    The Trainer would load the old weights into the new architecture where shapes allow, or fail deep
+    inside; naming the fields lets the user choose between the old settings and ``--no-resume``.
+    """
+    saved_file = checkpoint / "config.json"
+    if not saved_file.is_file():
+        return None
+    saved = json.loads(saved_file.read_text(encoding="utf-8"))
+    current = json.loads(config.to_json_string(use_diff=False))  # as saved: JSON keys are strings
+    differ = sorted(
+        key for key in saved.keys() & current.keys() if key not in _NOT_ARCHITECTURE and saved[key] != current[key]
+    )
+    if not differ:
+        return None
+    changes = ", ".join(f"{key}: {saved[key]!r} -> {current[key]!r}" for key in differ)
+    return f"{checkpoint} was trained with other settings ({changes}); keep them, or pass --no-resume"
+
+
+def checkpoint_problem(config: Any, checkpoints: Path, no_resume: bool) -> str | None:
+    """Why the last checkpoint in ``checkpoints`` cannot be resumed with ``config`` (see :func:`resume_mismatch`),
+    or None (also when there is none, or ``--no-resume``)."""
+    from ..training import resume_point
+
+    found = resume_point(checkpoints, announce=False) if not no_resume else None
+    return resume_mismatch(config, found) if found is not None else None
+
+
+def stopped_by_time_limit(time_limit: Any, steps: int, minutes: float | None, checkpoints: Path) -> bool:
+    """Whether ``--time-limit`` stopped the training (and say how to continue)."""
+    if time_limit is None or time_limit.stopped_at is None:
+        return False
+    print(
+        f"stopped at step {time_limit.stopped_at} of {steps} after the time limit ({minutes:g} min); "
+        f"the checkpoint is in {checkpoints}: run the same command again to continue"
+    )
+    return True
+
+
+def save_trained_model(
+    args: Any,
+    output: Path,
+    model: Any,
+    tokenizer: Any,
+    origin: str,
+    train_size: int,
+    steps: int,
+    batch: str,
+    report: dict[str, Any] | None,
+    eval_name: str | None,
+) -> int:
+    """Save a trained model of any family to OUTPUT/model with its tokenizer and a model card, and say so."""
+    from ..utils.files import save_model_folder
+    from ..utils.model_card import fill_model_card
+
+    card = fill_model_card(
+        model.config,
+        args.task,
+        model_ref=str(output / "model"),
+        preset=args.preset,
+        training_data=f"`{args.data}` (train split, {train_size:,} samples); "
+        + (f"fine-tuned from {origin}; " if args.init_from else "")
+        + f"{steps} steps of batch {batch}, AdamW lr {args.lr}, cosine schedule.",
+        report=report,
+        split=eval_name or "test",
+        parameters=sum(p.numel() for p in model.parameters()),
+    )
+    save_model_folder(model, tokenizer, output / "model", card=card)
+    steps_run = f", {report['num_steps']} steps" if report and "num_steps" in report else ""
+    print(
+        f"saved the model to {output / 'model'}"
+        + (f"; {eval_name}: correct {100 * report['correct']:.2f}%{steps_run}" if report else "")
+    )
+    return 0
+
+
+def read_released_folder(folder: Path) -> Any:
+    """The ``DatasetDict`` of a folder in a released data set's own layout, or None for any other folder: a CLUTRR
+    folder (its ``*.csv`` files the splits, read in the symbolic form) or a DTM papers' folder (``NAME.json`` or
+    ``NAME.jsonl`` files of ``{"source", "target"}`` lines, no built data set beside them)."""
+    from ..tasks.clutrr import is_clutrr_folder, load_clutrr
+
+    if is_clutrr_folder(folder):
+        return load_clutrr(folder)
+    if not list(folder.glob("data/*.parquet")) and not list(folder.glob("*.parquet")):
+        try:
+            from dataset_builders.dtm import is_dtm_folder, load_dtm
+        except ImportError:  # the builders ship beside the package
+            return None
+        if is_dtm_folder(folder):
+            return load_dtm(folder)
+    return None
+
+
+def load_data(path: str, task: str, split: str | None = None, flag: str = "--data") -> Any:
+    """The ``DatasetDict`` of a data folder, refused in one line naming ``path`` when it cannot be read or
+    does not hold samples of ``task`` (a model folder, another task's data): those would otherwise fail deep
+    inside tokenizing, or train and evaluate on garbage without a word. The first rows of ``split`` (default:
+    the first split) are judged as answers of ``task``."""
+    import datasets
+
+    from ..utils.files import PathProblem, check_input_folder
+
+    folder = check_input_folder(path, flag, "a dataset folder written by `symbolinv data build`")
+    try:
+        # A folder as a data set is released (CLUTRR's CSV files, the DTM papers' JSON lines) is read by its
+        # task's reader; anything else is a folder that `load_dataset` reads.
+        dataset = read_released_folder(folder) or datasets.load_dataset(str(folder))
+    except PathProblem:
+        raise
+    except Exception as error:  # datasets raises many kinds (cast, generation, no files): all mean "unreadable"
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise PathProblem(f"cannot read a dataset from {flag} {path}: {first}") from error
+    for name, split in dataset.items():
+        missing = [column for column in ("input", "target") if column not in split.column_names]
+        if missing:
+            raise PathProblem(
+                f"{flag} {path} is not a dataset of inputs and targets: split {name!r} has no "
+                f"{' or '.join(missing)} column (columns: {', '.join(split.column_names)})"
+            )
+    judge = get_task(task).judge
+    name = split if split in dataset else next(iter(dataset))
+    # A few rows tell the task; judging every row would slow every command.
+    for index, row in enumerate(dataset[name].select(range(min(3, len(dataset[name]))))):
+        try:
+            invalid = judge(row["input"], row["target"], None, 5.0).invalid
+            problem = f"its target {row['target']!r} is not a {task} answer"
+        except (ValueError, SyntaxError) as error:  # the input does not parse as one of the task's
+            invalid, problem = True, str(error)
+        if invalid:
+            raise PathProblem(f"{flag} {path} does not hold {task} data: split {name!r} row {index}: {problem}")
+    return dataset
+
+
+def load_split(path: str, task: str, split: str, limit: int | None = None) -> Any:
+    """The split ``split`` of the data folder ``path`` (its first ``limit`` rows), refused naming the splits there."""
+    from ..utils.files import PathProblem
+
+    dataset = load_data(path, task, split)
+    if split not in dataset:
+        raise PathProblem(f"--data {path} has no split {split!r} (splits: {', '.join(dataset)})")
+    rows = dataset[split]
+    return rows.select(range(min(limit, len(rows)))) if limit is not None else rows
