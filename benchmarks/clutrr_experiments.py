@@ -291,7 +291,7 @@ def ship(args: argparse.Namespace) -> None:
         wrong=", ".join(f"{pair} ({count})" for pair, count in list(wrong.items())[:5]),
         note=f" {args.note}" if args.note else "",
     )
-    save_model_folder(model.half(), tokenizer, args.destination, card)
+    save_model_folder(model.half(), tokenizer, args.destination, card, with_code=False)  # shipped: no code
     print(f"shipped {run} as {args.destination}")
 
 

@@ -135,8 +135,8 @@ def evaluation_splits(data: Path) -> dict[str, list[dict]]:
 def evaluate(args: argparse.Namespace) -> None:
     import torch
 
-    from hf_symbolinv.commands.tree_route import load_tree_folder
     from hf_symbolinv.evaluation.tree import evaluate_tree_model
+    from hf_symbolinv.routes.tree import load_tree_folder
 
     torch.set_num_threads(1)
     splits = None
@@ -263,7 +263,7 @@ the validation rows with unseen words and with one or two more adjectives in one
 
 def ship(args: argparse.Namespace) -> None:
     """Write a finished run's model in float16, with its card, as the shipped model ``active-logical``."""
-    from hf_symbolinv.commands.tree_route import load_tree_folder
+    from hf_symbolinv.routes.tree import load_tree_folder
     from hf_symbolinv.utils.files import save_model_folder
 
     run = args.out / "runs" / args.run
@@ -285,7 +285,7 @@ def ship(args: argparse.Namespace) -> None:
         if reached
         else "this model, trained briefly on a CPU, **does not reach** the issue's 99% on every split.",
     )
-    save_model_folder(model.half(), tokenizer, args.destination, card)
+    save_model_folder(model.half(), tokenizer, args.destination, card, with_code=False)  # shipped: no code
     print(f"shipped {run} as {args.destination}")
 
 

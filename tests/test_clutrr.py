@@ -107,7 +107,7 @@ def test_renaming_the_people_changes_nothing_but_their_letters(folder: Path) -> 
 
 
 def test_load_clutrr_gives_a_dataset_dict_and_the_cli_reader_reads_the_folder(folder: Path) -> None:
-    from hf_symbolinv.commands.common import load_split
+    from hf_symbolinv.routes.common import load_split
 
     dataset = load_clutrr(folder)
     assert set(dataset["train"].column_names) == {"input", "target", "k", "num_symbols", "size", "id"}

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from dataset_builders.dtm import is_dtm_folder, load_dtm
-from hf_symbolinv.commands.common import load_data
 from hf_symbolinv.models.dte.family import tree_tokenizer
+from hf_symbolinv.routes.common import load_data
 from hf_symbolinv.tasks.trees import is_tree_symbol
 from hf_symbolinv.utils.trees import parse_bracketed, tree_depth
 

@@ -173,9 +173,8 @@ def output_paths(folder: Path, split: str, report: PathLike | None, heatmap: Pat
 def evaluate(arguments: EvaluateArguments) -> dict[str, Any]:
     """Evaluate the saved model ``arguments.model`` (a folder, or a training OUTPUT) on a split of
     ``arguments.data``; write the report (JSON) and, for generated answers, a heatmap; return the report."""
-    from ..utils.files import check_output_file, resolve_model_folder
-
     from ..pretrained import SHIPPED, SHIPPED_TREES, shipped_model
+    from ..utils.files import check_output_file, resolve_model_folder
 
     # A shipped model by name (`symbolinv evaluate clutrr ...`) unless a folder of that name is here.
     name = str(arguments.model)
