@@ -243,7 +243,7 @@ pipe("( LF ( V saw ) ( ARGS ( NP ( DET the ) ( AP ( N dog ) ) ) ( NP ( DET a ) (
 
 `python benchmarks/dtm_trees.py train {model} --seed {seed} --steps {steps}`, that is `symbolinv train --task tree
 --preset {preset} --set {settings} --data DTM_FOLDER --steps {steps} --batch-size 16 --seed {seed}` (AdamW lr 1e-3),
-on 2 shared CPU cores, one thread; {parameters:,} parameters, stored in float16. Checked on `validation.json`.
+on 2 shared CPU cores, one thread; {parameters:,} parameters, stored in float16. Checked on `validation.json`.{history}
 
 ## Evaluation
 
@@ -281,6 +281,13 @@ def ship(args: argparse.Namespace) -> None:
         settings=" ".join(SETTINGS),
         parameters=report["parameters"],
         cells=" | ".join(f"{100 * value:.1f}" for value in correct),
+        history=(
+            " This model is the last of four stretches of one DTM (seed 0): `train dtm --steps 600`, then `train "
+            "dtm-continued --steps 250`, `train dtm-continued2 --steps 300`, `train dtm-continued3 --steps 600`, each "
+            "`symbolinv train --init-from` the previous model (a new cosine schedule): 1,750 steps in all."
+            if model_name in CONTINUES
+            else ""
+        ),
         verdict="this model reaches 99% on every split here."
         if reached
         else "this model, trained briefly on a CPU, **does not reach** the issue's 99% on every split.",
