@@ -11,16 +11,16 @@ symbols) and tested with beam search on their test splits (1-3 symbols) and on `
 validation loss and validation correct logged during training; and what moves the curves: the loss (AdaCos
 against cross-entropy over the cosine logits at the fixed scale) and the warm-up (1,000 steps against 5%).
 
-    python benchmarks/learning.py small --out benchmarks/results/learning --data-dir data
-    python benchmarks/learning.py curves --out benchmarks/results/learning --data-dir data
+    python benchmarks/learning.py small --out benchmarks/results/learning_small --data-dir data
+    python benchmarks/learning.py curves --out benchmarks/results/learning_curves --data-dir data
 
 A finished run becomes a shipped model with ``python scripts/ship_model.py`` (the release step).
 
 Every run is ``symbolinv train`` (or the BART loop below, which uses the same Trainer, tokenizer and metrics)
 into ``OUT/runs/NAME``, so an interrupted run resumes from its last checkpoint; a finished run's report is kept in
 ``OUT/runs/NAME/report.json`` and not redone. ``--only NAME ...`` runs some runs (start two processes to use
-both cores); an invocation without ``--only`` runs what is left and writes ``RESULTS-small.md`` /
-``RESULTS-curves.md``, ``results-*.json`` and, for ``curves``, ``curves.png``.
+both cores); an invocation without ``--only`` runs what is left and writes ``RESULTS.md``, ``results.json`` and
+``small.png`` or ``curves.png``. One folder holds one study (``benchmarks/README.md``: ``learning_<study>[_<run>]``).
 """
 
 from __future__ import annotations
@@ -426,10 +426,13 @@ def main() -> int:
     unknown = sorted(set(args.only) - set(table))
     if unknown:
         parser.error(f"unknown run(s) {', '.join(unknown)}; choose from {', '.join(table)}")
+    others = sorted(p.name for p in (args.out / "runs").glob("*") if p.name not in table)
+    if others:  # one study per folder: the other study's RESULTS.md would be replaced
+        parser.error(f"{args.out} holds runs of another study ({', '.join(others)}); give {args.study} its own --out")
     run = run_small if args.study == "small" else run_curve
     if args.collect:  # the finished runs only: a table of what this machine had time for
         # A run this machine did not redo keeps its report from the results already there.
-        written = args.out / f"results-{args.study}.json"
+        written = args.out / "results.json"
         earlier = {run["name"]: run for run in json.loads(written.read_text())} if written.is_file() else {}
         reports = {name: args.out / "runs" / name / "report.json" for name in table}
         runs = [
@@ -442,8 +445,8 @@ def main() -> int:
     if args.only:
         return 0
     text = small_markdown(runs, args) if args.study == "small" else curves_markdown(runs, args)
-    write_text_atomic(args.out / f"RESULTS-{args.study}.md", text)
-    write_text_atomic(args.out / f"results-{args.study}.json", json.dumps(runs, indent=1, default=str))
+    write_text_atomic(args.out / "RESULTS.md", text)
+    write_text_atomic(args.out / "results.json", json.dumps(runs, indent=1, default=str))
     plot(
         runs, args.out / f"{args.study}.png", "ltl-small, 2 + 2 layers" if args.study == "curves" else "small formulas"
     )
