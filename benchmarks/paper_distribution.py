@@ -30,14 +30,19 @@ from learning import load_for_evaluation, machine
 import dataset_builders
 from hf_symbolinv.evaluation import evaluate_model
 from hf_symbolinv.pretrained import CHOICE_TABLE, PRETRAINED_DIR, SHIPPED, SIZE_BANDS
-from hf_symbolinv.utils.files import write_text_atomic
+from hf_symbolinv.utils.files import record_written, write_text_atomic
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 RESULTS = REPOSITORY / "benchmarks" / "results" / "paper_distribution"
 #: The data each task is judged on: ``symbolinv data build NAME --num-samples N`` (deterministic).
 DATA = {"prop": ("prop-35", 200_000), "ltl": ("ltl-35", 200_000)}
 DATA_10SYM = {"prop": ("prop-35-10sym", 10_000), "ltl": ("ltl-35-10sym", 10_000)}
-PAPER = {"prop": 98.03, "ltl": 98.24}  # the SIT paper's correct on its test sets
+PAPER = {"prop": 98.03, "ltl": 98.24}
+#: RESULTS.md's table is rewritten between these lines; the text around it is the study's.
+TABLE_START, TABLE_END = (
+    "<!-- table: written by paper_distribution.py -->",
+    "<!-- end of table -->",
+)  # the SIT paper's correct on its test sets
 
 
 def load_split(data_dir: Path, name: str, size: int, split: str, limit: int) -> Any:
@@ -122,6 +127,7 @@ def write_choice_table(model: Any, tokenizer: Any, task: str, folder: Path, args
         "cells": cells_of(report),
     }
     write_text_atomic(folder / CHOICE_TABLE, json.dumps(table, indent=1) + "\n")
+    record_written(folder / CHOICE_TABLE)  # a later release of the folder replaces it with the rest
     return report.correct
 
 
@@ -303,15 +309,26 @@ def save_rows(rows: list[dict[str, Any]]) -> None:
         print(json.dumps(row, default=str), flush=True)
     RESULTS.mkdir(parents=True, exist_ok=True)
     write_text_atomic(results, json.dumps({"models": kept}, indent=1, default=str) + "\n")
-    text = (
-        "# The shipped models on the paper's distributions\n\n"
+    table = (
+        f"{TABLE_START}\n"
         "Written by `python benchmarks/paper_distribution.py` (see its docstring). Beam 3, the first answer judged "
         "by the checker; the first 1,000 test formulas of `prop-35` / `ltl-35` (`symbolinv data build NAME "
         "--num-samples 200000`), 500 of the `*-10sym` sets (10 symbols, never seen in training).\n\n"
         f"{results_table(kept)}\n\nMachines: "
         + "; ".join(sorted({f"`{r['model']}`: {r['machine']}, {r['date']}" for r in kept}))
-        + "\n"
+        + f"\n{TABLE_END}"
     )
+    path = RESULTS / "RESULTS.md"
+    previous = (
+        path.read_text()
+        if path.is_file()
+        else f"# The shipped models on the paper's distributions\n\n{TABLE_START}{TABLE_END}\n"
+    )
+    if TABLE_START in previous and TABLE_END in previous:  # the study's own text around the table is kept
+        head, rest = previous.split(TABLE_START, 1)
+        text = head + table + rest.split(TABLE_END, 1)[1]
+    else:
+        text = previous.rstrip("\n") + "\n\n" + table + "\n"
     write_text_atomic(RESULTS / "RESULTS.md", text)
 
 
