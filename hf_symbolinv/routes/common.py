@@ -7,12 +7,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..tasks import get_task
-
-if TYPE_CHECKING:
-    from . import TrainArguments
 
 #: The symbol counts whose renamings an evaluation checks by default (alpha-covariance).
 DEFAULT_ALPHA_SYMBOLS = [3, 4, 5]
@@ -92,7 +89,7 @@ def stopped_by_time_limit(time_limit: Any, steps: int, minutes: float | None, ch
 class TrainedModel:
     """A finished training, with what its saved folder and model card say of it."""
 
-    arguments: TrainArguments
+    arguments: Any  # the TrainArguments it was trained with (not imported: routes imports this module)
     output: Path  # the run's folder: the model goes to OUTPUT/model
     model: Any
     tokenizer: Any
