@@ -29,9 +29,15 @@ from typing import Any
 PRETRAINED_DIR = Path(__file__).resolve().parent
 
 #: The shipped checkpoints by name, each with its task.
-SHIPPED: dict[str, str] = {"prop-small": "prop", "ltl-small": "ltl", "prop-best": "prop", "ltl-best": "ltl"}
+SHIPPED: dict[str, str] = {
+    "prop-small": "prop",
+    "ltl-small": "ltl",
+    "prop-35": "prop",
+    "ltl-35": "ltl",
+    "ltl-best": "ltl",
+}
 #: The checkpoint a task's inputs get where no shipped model of the task has a choice table (see :func:`model_for`).
-DEFAULT_FOR_TASK: dict[str, str] = {"prop": "prop-small", "ltl": "ltl-best"}
+DEFAULT_FOR_TASK: dict[str, str] = {"prop": "prop-35", "ltl": "ltl-best"}
 #: The table each shipped folder holds of its model's first answers on the validation split of the task's paper-size
 #: data (``prop-35`` / ``ltl-35``), by symbol count and formula size; written by ``scripts/model_choice.py``.
 CHOICE_TABLE = "evaluation.json"
@@ -42,7 +48,7 @@ MIN_CELL_COUNT = 30
 
 
 def shipped_model(name: str) -> Path:
-    """The folder of the shipped checkpoint ``name`` (``prop-small``, ``ltl-small``, ``prop-best``, ``ltl-best``), or
+    """The folder of the shipped checkpoint ``name`` (``prop-small``, ``ltl-small``, ``prop-35``, ``ltl-35``, ``ltl-best``), or
     of the default checkpoint of a task (``prop``, ``ltl``); a ``ValueError`` names what ships."""
     name = DEFAULT_FOR_TASK.get(name, name)
     if name not in SHIPPED:
