@@ -4,7 +4,7 @@ the DTM, the DTE, the sparse DTE and the Terminating DTE (presets ``dtm-small``,
 ``tree-reverse`` with 8 and with 16 steps; every run with several seeds, tested on the in-distribution test, the
 lexical OOD split (content words never seen in training) and the structural OOD split.
 
-    python benchmarks/dte_experiments.py --out benchmarks/results/dte_cpu --workers 2
+    python benchmarks/dte_experiments.py --out benchmarks/results/dte_experiments --workers 2
 
 ``--tasks`` reruns some tasks only; the others keep the reports of the ``results.json`` already there.
 

@@ -14,9 +14,10 @@ of ``--seeds``: accuracy per k, mean and spread over the seeds.
 (``prop-vanilla``), trained on 5-symbol ``prop-35`` formulas and tested on 5 and 10 symbols: correct, exact,
 alpha-covariance, and the time per training step.
 
-    python benchmarks/folnet_experiments.py kinship --out benchmarks/results/folnet_kinship
-    python benchmarks/folnet_experiments.py kinship-shuffled --out benchmarks/results/folnet_kinship_shuffled
-    python benchmarks/folnet_experiments.py prop --out benchmarks/results/folnet_prop
+    python benchmarks/folnet_experiments.py kinship --out benchmarks/results/folnet_experiments_kinship
+    python benchmarks/folnet_experiments.py kinship-shuffled \
+        --out benchmarks/results/folnet_experiments_kinship_shuffled
+    python benchmarks/folnet_experiments.py prop --out benchmarks/results/folnet_experiments_prop
 
 Each run's report is saved as ``runs/NAME/report.json``; a rerun skips finished runs and resumes an interrupted
 training from its last checkpoint; ``--only NAME ...`` runs some of them (parallel processes), and a last

@@ -39,18 +39,22 @@ import json
 import shutil
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import torch
 from filelock import FileLock, Timeout
-from learning import evaluate_groups, load_for_evaluation, machine, small_tests, symbolinv
+from learning import evaluate_groups, load_for_evaluation, machine, small_tests
 
 import dataset_builders
 from dataset_builders.errors import OutputInUseError
+from hf_symbolinv.commands.train import train_command_line
 from hf_symbolinv.evaluation import evaluate_model
+from hf_symbolinv.routes import TrainArguments, train
 from hf_symbolinv.training.checkpoints import survey, verify_checkpoint
 from hf_symbolinv.utils.files import MANIFEST, read_record, write_record, write_text_atomic
+from hf_symbolinv.utils.progress import quiet_off_terminal
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 #: The campaigns' resumable states, one folder per run (its kept checkpoint and its log of calls): not results.
@@ -85,26 +89,33 @@ class Campaign:
     batch_size: int
     what: str
     num_samples: int | None = None  # None: the configuration's default size
-    extra: tuple[str, ...] = ()  # further ``symbolinv train`` arguments
+    options: Mapping[str, Any] = dataclasses.field(default_factory=dict)  # further TrainArguments fields
     eval_every: int = 500
     small_tests: bool = False  # judge the finished run on the small-formula test groups (1-3 and 4-8 symbols)
     init_from: str | None = None  # start from this model folder (relative to the repository) instead of ``preset``
 
 
 #: The wider small prop model: 4x the parameters of ``prop-small`` (1.8M, 3.6 MB in float16).
-WIDE = ("--set", "d_model=128", "encoder_ffn_dim=512", "decoder_ffn_dim=512")
+WIDE = {"d_model": 128, "encoder_ffn_dim": 512, "decoder_ffn_dim": 512}
 #: The recipe of the first GPU runs of ``ltl-best`` (2026-11-22): AdaCos and a 100-step warm-up.
-OLD_RECIPE = ("--set", "loss_type=adacos", "--warmup-steps", "100")
+OLD_RECIPE = {"overrides": {"loss_type": "adacos"}, "warmup_steps": 100}
 
 #: A run that starts from a trained model: a lower peak learning rate than a new model's, the usual warm-up.
-FROM_SHIPPED = ("--lr", "5e-4", "--warmup-steps", "1000")
+FROM_SHIPPED = {"lr": 5e-4, "warmup_steps": 1000}
 
 CAMPAIGNS: dict[str, Campaign] = {
     "prop-small": Campaign(
         "prop", "prop-small", "prop-small", 6000, 256, "prop-small (d_model 64, 3 + 3 layers)", small_tests=True
     ),
     "prop-small-wide": Campaign(
-        "prop", "prop-small", "prop-small", 6000, 256, "prop-small at d_model 128", extra=WIDE, small_tests=True
+        "prop",
+        "prop-small",
+        "prop-small",
+        6000,
+        256,
+        "prop-small at d_model 128",
+        options={"overrides": WIDE},
+        small_tests=True,
     ),
     "prop-small-deep": Campaign(
         "prop",
@@ -113,7 +124,7 @@ CAMPAIGNS: dict[str, Campaign] = {
         10000,
         256,
         "prop-small at d_model 128 and 6 + 6 layers (the next step after width helped: 61.7% -> 72.8%)",
-        extra=(*WIDE, "encoder_layers=6", "decoder_layers=6"),
+        options={"overrides": {**WIDE, "encoder_layers": 6, "decoder_layers": 6}},
         small_tests=True,
     ),
     "ltl-small": Campaign(
@@ -140,7 +151,7 @@ CAMPAIGNS: dict[str, Campaign] = {
         512,
         "prop-small (0.45M) from the shipped prop-small, on prop-35 at the paper's budget (100,000 steps of 512)",
         num_samples=200_000,
-        extra=FROM_SHIPPED,
+        options=FROM_SHIPPED,
         init_from="hf_symbolinv/pretrained/prop-small",
     ),
     "ltl-35": Campaign(
@@ -151,7 +162,7 @@ CAMPAIGNS: dict[str, Campaign] = {
         512,
         "ltl-small (0.40M) from the shipped ltl-small, on ltl-35 at the paper's budget (100,000 steps of 512)",
         num_samples=200_000,
-        extra=FROM_SHIPPED,
+        options=FROM_SHIPPED,
         init_from="hf_symbolinv/pretrained/ltl-small",
     ),
     "ltl-best-old-recipe": Campaign(
@@ -162,7 +173,7 @@ CAMPAIGNS: dict[str, Campaign] = {
         768,
         "ltl-best with the recipe of the first GPU runs (AdaCos, 100 warm-up steps), to see the collapse again",
         num_samples=200_000,
-        extra=OLD_RECIPE,
+        options=OLD_RECIPE,
         eval_every=250,
     ),
 }
@@ -316,47 +327,38 @@ def finish(state: Path) -> None:
                 shutil.rmtree(path)
 
 
+def train_options(
+    campaign: Campaign, data: Path, work: Path, minutes: float, workers: int, compile_backend: str | None = None
+) -> TrainArguments:
+    """What one call trains with: the campaign's run for ``minutes``, continued from ``work``'s checkpoint."""
+    on_gpu = torch.cuda.is_available()
+    return TrainArguments(
+        task=campaign.task,
+        preset=None if campaign.init_from else campaign.preset,
+        init_from=str(REPOSITORY / campaign.init_from) if campaign.init_from else None,
+        data=str(data),
+        output=str(work),
+        steps=campaign.steps,
+        batch_size=campaign.batch_size,
+        eval_steps=campaign.eval_every,
+        eval_samples=256,
+        beam=1,
+        time_limit=minutes,
+        workers=workers,
+        bf16=on_gpu,
+        compile=compile_backend,
+        # Random batches of a campaign's size nearly all pad to the largest bucket (few graphs to compile); batches
+        # grouped by length would spread over every bucket, each compiled in the window's first minutes.
+        group_by_length=on_gpu and compile_backend is None,
+        **campaign.options,
+    )
+
+
 def train_arguments(
     campaign: Campaign, data: Path, work: Path, minutes: float, workers: int, compile_backend: str | None = None
 ) -> list[str]:
-    arguments = [
-        "train",
-        "--task",
-        campaign.task,
-        *(
-            ["--init-from", str(REPOSITORY / campaign.init_from)]
-            if campaign.init_from
-            else ["--preset", campaign.preset]
-        ),
-        "--data",
-        str(data),
-        "--output",
-        str(work),
-        "--steps",
-        str(campaign.steps),
-        "--batch-size",
-        str(campaign.batch_size),
-        "--eval-steps",
-        str(campaign.eval_every),
-        "--eval-samples",
-        "256",
-        "--beam",
-        "1",
-        "--time-limit",
-        f"{minutes:g}",
-        "--workers",
-        str(workers),
-        *campaign.extra,
-    ]
-    if torch.cuda.is_available():
-        arguments += ["--bf16"]
-    if compile_backend is not None:
-        # Random batches of a campaign's size nearly all pad to the largest bucket (few graphs to compile); batches
-        # grouped by length would spread over every bucket, each compiled in the window's first minutes.
-        arguments += ["--compile", compile_backend]
-    elif torch.cuda.is_available():
-        arguments += ["--group-by-length"]
-    return arguments
+    """The ``symbolinv train`` command (after ``symbolinv``) that one call's training is: for logs and cards."""
+    return train_command_line(train_options(campaign, data, work, minutes, workers, compile_backend))
 
 
 def validation_scores(checkpoint: Path, task: str, data: Path, beam: int = 1) -> dict[str, Any]:
@@ -434,11 +436,14 @@ def run_call(name: str, args: argparse.Namespace) -> dict[str, Any]:
         print(f"{name}: resuming from step {kept_step} (the state kept in {state})", flush=True)
     start_step = max(kept_step, held_step)
     started = time.perf_counter()
-    code = symbolinv(train_arguments(campaign, data, work, args.train_minutes, args.workers, args.compile))
-    if code == 130:
-        raise KeyboardInterrupt
-    if code != 0:
-        raise SystemExit(f"error: training {name} failed (exit status {code}); the state in {state} is as it was")
+    arguments = train_options(campaign, data, work, args.train_minutes, args.workers, args.compile)
+    try:
+        train(arguments)
+    except (ValueError, OSError, SystemExit) as error:  # what symbolinv train answers in one line
+        if isinstance(error, SystemExit) and not isinstance(error.code, str):
+            raise
+        reason = error.code if isinstance(error, SystemExit) else error
+        raise SystemExit(f"error: training {name} failed ({reason}); the state in {state} is as it was") from error
     train_seconds = time.perf_counter() - started
     checkpoint = last_checkpoint(checkpoints)
     if checkpoint is None:
@@ -581,8 +586,9 @@ def write_paper_budget_curves(names: list[str]) -> None:
     axis.axhline(98, color="grey", linestyle=":", label="98%")
     axis.set(
         xlabel="samples seen (millions)",
-        ylabel="validation correct, greedy (%)",
-        xscale="symlog",
+        ylabel="validation correct, greedy, 256 formulas (%)",
+        xscale="log",
+        xlim=(0.1, PAPER_SAMPLES / 1e6 * 1.3),
         title="the paper's distributions: validation correct against samples seen",
     )
     axis.legend(fontsize=8)
@@ -615,6 +621,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--build-workers", type=int, default=None, help="dataset building processes (all cores)")
     parser.add_argument("--test-samples", type=int, default=1000, help="formulas per test group of a finished run")
     args = parser.parse_args(argv)
+    quiet_off_terminal()  # as symbolinv does: no progress bars in a log
     try:
         return _main(parser, args)
     except StateDamaged as error:

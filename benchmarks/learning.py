@@ -11,16 +11,16 @@ symbols) and tested with beam search on their test splits (1-3 symbols) and on `
 validation loss and validation correct logged during training; and what moves the curves: the loss (AdaCos
 against cross-entropy over the cosine logits at the fixed scale) and the warm-up (1,000 steps against 5%).
 
-    python benchmarks/learning.py small --out benchmarks/results/learning --data-dir data
-    python benchmarks/learning.py curves --out benchmarks/results/learning --data-dir data
+    python benchmarks/learning.py small --out benchmarks/results/learning_small --data-dir data
+    python benchmarks/learning.py curves --out benchmarks/results/learning_curves --data-dir data
 
 A finished run becomes a shipped model with ``python scripts/ship_model.py`` (the release step).
 
 Every run is ``symbolinv train`` (or the BART loop below, which uses the same Trainer, tokenizer and metrics)
 into ``OUT/runs/NAME``, so an interrupted run resumes from its last checkpoint; a finished run's report is kept in
 ``OUT/runs/NAME/report.json`` and not redone. ``--only NAME ...`` runs some runs (start two processes to use
-both cores); an invocation without ``--only`` runs what is left and writes ``RESULTS-small.md`` /
-``RESULTS-curves.md``, ``results-*.json`` and, for ``curves``, ``curves.png``.
+both cores); an invocation without ``--only`` runs what is left and writes ``RESULTS.md``, ``results.json`` and
+``small.png`` or ``curves.png``. One folder holds one study (``benchmarks/README.md``: ``learning_<study>[_<run>]``).
 """
 
 from __future__ import annotations
@@ -37,45 +37,48 @@ from typing import Any
 import torch
 
 import dataset_builders
-from hf_symbolinv.commands import main as symbolinv
 from hf_symbolinv.evaluation import evaluate_model
+from hf_symbolinv.routes import TrainArguments, train
 from hf_symbolinv.training import default_warmup_steps
 from hf_symbolinv.utils.files import write_text_atomic
+from hf_symbolinv.utils.progress import quiet_off_terminal
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 #: The training recipe every run of this study shares (the package's defaults are what it found).
 STEPS, BATCH, EVAL_EVERY, EVAL_SAMPLES = 7000, 64, 500, 200
 CURVE_EVAL_EVERY = 250
-#: Small-formula runs: name -> (task, preset, extra ``symbolinv train`` arguments, description).
-SMALL_RUNS: dict[str, tuple[str, str, list[str], str]] = {
+#: Small-formula runs: name -> (task, preset, further :class:`TrainArguments` fields, description).
+SMALL_RUNS: dict[str, tuple[str, str, dict[str, Any], str]] = {
     f"{task}-{kind}": (task, f"{task}-small", extra, what)
     for task in ("prop", "ltl")
     for kind, extra, what in (
-        ("sit", [], "SIT"),
-        ("fixed", ["--embedding-type", "fixed"], "fixed embeddings, 26 symbol rows"),
-        ("alpha", ["--embedding-type", "alpha_renaming"], "alpha-renaming: 26 rows permuted at every step"),
+        ("sit", {}, "SIT"),
+        ("fixed", {"embedding_type": "fixed"}, "fixed embeddings, 26 symbol rows"),
+        ("alpha", {"embedding_type": "alpha_renaming"}, "alpha-renaming: 26 rows permuted at every step"),
     )
 }
 #: One size for the LTL curves: d_model 64, 2 + 2 layers (the stock model's 255k parameters).
-SMALL_SIZE = [
-    "d_model=64",
-    "encoder_layers=2",
-    "decoder_layers=2",
-    "encoder_attention_heads=4",
-    "decoder_attention_heads=4",
-    "encoder_ffn_dim=256",
-    "decoder_ffn_dim=256",
-]
-#: Curve runs: name -> (preset or "bart", extra ``symbolinv train`` arguments, description).
-CURVE_RUNS: dict[str, tuple[str, list[str], str]] = {
-    "bart": ("bart", [], "stock BartForConditionalGeneration, cross-entropy over ordinary logits"),
-    "ltl-vanilla-adacos": ("ltl-vanilla", ["--set", "loss_type=adacos"], "ltl-vanilla, AdaCos (the paper's loss)"),
-    "ltl-best-adacos": ("ltl-best", ["--set", "loss_type=adacos"], "ltl-best, AdaCos (the paper's loss)"),
-    "ltl-best-ce": ("ltl-best", [], "ltl-best, cross-entropy over cosine logits (the new default)"),
-    "ltl-best-ce-warmup100": ("ltl-best", ["--warmup-steps", "100"], "ltl-best, cross-entropy, 100 warm-up steps"),
+SMALL_SIZE: dict[str, Any] = {
+    "d_model": 64,
+    "encoder_layers": 2,
+    "decoder_layers": 2,
+    "encoder_attention_heads": 4,
+    "decoder_attention_heads": 4,
+    "encoder_ffn_dim": 256,
+    "decoder_ffn_dim": 256,
+}
+#: Curve runs: name -> (preset or "bart", further :class:`TrainArguments` fields, description); every run's
+#: config overrides start from ``SMALL_SIZE``.
+ADACOS = {"overrides": {"loss_type": "adacos"}}
+CURVE_RUNS: dict[str, tuple[str, dict[str, Any], str]] = {
+    "bart": ("bart", {}, "stock BartForConditionalGeneration, cross-entropy over ordinary logits"),
+    "ltl-vanilla-adacos": ("ltl-vanilla", ADACOS, "ltl-vanilla, AdaCos (the paper's loss)"),
+    "ltl-best-adacos": ("ltl-best", ADACOS, "ltl-best, AdaCos (the paper's loss)"),
+    "ltl-best-ce": ("ltl-best", {}, "ltl-best, cross-entropy over cosine logits (the new default)"),
+    "ltl-best-ce-warmup100": ("ltl-best", {"warmup_steps": 100}, "ltl-best, cross-entropy, 100 warm-up steps"),
     "ltl-best-adacos-warmup100": (
         "ltl-best",
-        ["--set", "loss_type=adacos", "--warmup-steps", "100"],
+        {**ADACOS, "warmup_steps": 100},
         "ltl-best, AdaCos, 100 warm-up steps (the recipe of the first GPU runs)",
     ),
 }
@@ -93,24 +96,21 @@ def machine() -> str:
     return f"{cpu}, {os.cpu_count()} cores, torch {torch.__version__}, {threads} thread(s) per run"
 
 
-def train_args(task: str, data: Path, output: Path, steps: int, eval_every: int = EVAL_EVERY) -> list[str]:
-    return [
-        "train",
-        "--task",
-        task,
-        "--data",
-        str(data),
-        "--output",
-        str(output),
-        "--steps",
-        str(steps),
-        "--batch-size",
-        str(BATCH),
-        "--eval-steps",
-        str(eval_every),
-        "--eval-samples",
-        str(EVAL_SAMPLES),
-    ]
+def train_options(
+    task: str, preset: str, data: Path, output: Path, steps: int, eval_every: int = EVAL_EVERY, **fields: Any
+) -> TrainArguments:
+    """The study's shared recipe for one run, with the run's own ``fields`` (:class:`TrainArguments`')."""
+    return TrainArguments(
+        task=task,
+        preset=preset,
+        data=str(data),
+        output=str(output),
+        steps=steps,
+        batch_size=BATCH,
+        eval_steps=eval_every,
+        eval_samples=EVAL_SAMPLES,
+        **fields,
+    )
 
 
 def log_history(run_dir: Path) -> list[dict[str, Any]]:
@@ -200,11 +200,18 @@ def save_report(args: argparse.Namespace, report: dict[str, Any]) -> dict[str, A
     return report
 
 
-def train_with_cli(argv: list[str], name: str) -> float:
-    """``symbolinv train`` with ``argv``; the minutes it took (this invocation's share of a resumed run)."""
+def train_run(arguments: TrainArguments, name: str) -> float:
+    """Train as ``symbolinv train`` does with ``arguments``; the minutes it took (this invocation's share of a
+    resumed run)."""
     start = time.perf_counter()
-    if symbolinv(argv) != 0:
-        raise SystemExit(f"training {name} failed")
+    try:
+        train(arguments)
+    except (ValueError, OSError) as error:  # what the command answers in one line
+        raise SystemExit(f"training {name} failed: {error}") from error
+    except SystemExit as stop:
+        if isinstance(stop.code, str):
+            raise SystemExit(f"training {name} failed: {stop.code}") from stop
+        raise
     return (time.perf_counter() - start) / 60
 
 
@@ -216,8 +223,9 @@ def run_small(args: argparse.Namespace, name: str) -> dict[str, Any]:
     if (run_dir / "model" / "config.json").is_file():  # a finished training is not resumed again
         minutes = train_minutes(log_history(run_dir))
     else:
-        argv = [*train_args(task, args.data_dir / f"{task}-small", run_dir, args.steps), "--preset", preset, *extra]
-        minutes = train_with_cli(argv, name)
+        minutes = train_run(
+            train_options(task, preset, args.data_dir / f"{task}-small", run_dir, args.steps, **extra), name
+        )
     scores = evaluate_groups(run_dir / "model", task, small_tests(args.data_dir, task, args.test_samples), args.beam)
     report = {"name": name, "task": task, "how": what, "train_minutes": minutes, "machine": machine(), **scores}
     return save_report(args, report)
@@ -309,8 +317,10 @@ def run_curve(args: argparse.Namespace, name: str) -> dict[str, Any]:
         train_bart(run_dir, data, args.curve_steps)
         minutes = (time.perf_counter() - start) / 60
     else:
-        argv = train_args("ltl", data, run_dir, args.curve_steps, CURVE_EVAL_EVERY)
-        minutes = train_with_cli([*argv, "--preset", preset, "--set", *SMALL_SIZE, *extra], name)
+        fields = {**extra, "overrides": {**SMALL_SIZE, **extra.get("overrides", {})}}
+        minutes = train_run(
+            train_options("ltl", preset, data, run_dir, args.curve_steps, CURVE_EVAL_EVERY, **fields), name
+        )
     return save_report(args, {"name": name, "how": what, "train_minutes": minutes})
 
 
@@ -419,6 +429,7 @@ def main() -> int:
     parser.add_argument("--collect", action="store_true", help="write the results of the finished runs only")
     args = parser.parse_args()
     args.command = "python " + " ".join(sys.argv)
+    quiet_off_terminal()  # as symbolinv does: no progress bars in a log
     torch.set_num_threads(args.threads)
     if args.out is None or args.data_dir is None:
         parser.error(f"{args.study} needs --out and --data-dir")
@@ -426,10 +437,13 @@ def main() -> int:
     unknown = sorted(set(args.only) - set(table))
     if unknown:
         parser.error(f"unknown run(s) {', '.join(unknown)}; choose from {', '.join(table)}")
+    others = sorted(p.name for p in (args.out / "runs").glob("*") if p.name not in table)
+    if others:  # one study per folder: the other study's RESULTS.md would be replaced
+        parser.error(f"{args.out} holds runs of another study ({', '.join(others)}); give {args.study} its own --out")
     run = run_small if args.study == "small" else run_curve
     if args.collect:  # the finished runs only: a table of what this machine had time for
         # A run this machine did not redo keeps its report from the results already there.
-        written = args.out / f"results-{args.study}.json"
+        written = args.out / "results.json"
         earlier = {run["name"]: run for run in json.loads(written.read_text())} if written.is_file() else {}
         reports = {name: args.out / "runs" / name / "report.json" for name in table}
         runs = [
@@ -442,8 +456,8 @@ def main() -> int:
     if args.only:
         return 0
     text = small_markdown(runs, args) if args.study == "small" else curves_markdown(runs, args)
-    write_text_atomic(args.out / f"RESULTS-{args.study}.md", text)
-    write_text_atomic(args.out / f"results-{args.study}.json", json.dumps(runs, indent=1, default=str))
+    write_text_atomic(args.out / "RESULTS.md", text)
+    write_text_atomic(args.out / "results.json", json.dumps(runs, indent=1, default=str))
     plot(
         runs, args.out / f"{args.study}.png", "ltl-small, 2 + 2 layers" if args.study == "curves" else "small formulas"
     )

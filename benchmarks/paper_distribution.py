@@ -246,7 +246,7 @@ def ship(campaign_name: str, name: str, row: dict[str, Any]) -> Path:
         campaign=campaign_name,
         init=Path(campaign.init_from).name if campaign.init_from else campaign.preset,
         batch=campaign.batch_size,
-        extra=" ".join(campaign.extra),
+        extra=" ".join(f"--{key.replace('_', '-')} {value}" for key, value in campaign.options.items()),
         steps_total=campaign.steps,
         step=step,
         samples=step * campaign.batch_size,

@@ -9,8 +9,8 @@ evaluated as well.
 ``aggregation``: ``prop-best`` with ``stream_aggregation="mean"`` against ``"complex"`` (the complex
 multiset pooling), same data, seed and number of steps.
 
-    python benchmarks/prop_experiments.py convert --out benchmarks/results/convert_prop
-    python benchmarks/prop_experiments.py aggregation --out benchmarks/results/aggregation_prop
+    python benchmarks/prop_experiments.py convert --out benchmarks/results/prop_experiments_convert
+    python benchmarks/prop_experiments.py aggregation --out benchmarks/results/prop_experiments_aggregation
 
 Every run is evaluated with beam search on 5-symbol and 10-symbol test sets (the checker judges the
 first answer) and its report saved as ``runs/NAME/report.json``; a rerun skips finished runs and
@@ -267,7 +267,7 @@ def main() -> int:
     parser.add_argument(
         "--data-dir",
         type=Path,
-        default=Path("benchmarks/results/prop_cpu/data"),
+        default=Path("benchmarks/results/replicate_prop/data"),
         help="where the prop-35 datasets are (built there when missing)",
     )
     parser.add_argument("--train-samples", type=int, default=50_000)

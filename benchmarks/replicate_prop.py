@@ -5,7 +5,7 @@ the time budget, measured on this machine), then are evaluated with beam search 
 10-symbol test sets. The vanilla model has one embedding row per training symbol, as the paper's
 pre-trained baseline: it cannot run inputs with more symbols, and is reported as such.
 
-    python benchmarks/replicate_prop.py --budget-minutes 30 --out benchmarks/results/prop_cpu
+    python benchmarks/replicate_prop.py --budget-minutes 30 --out benchmarks/results/replicate_prop
 
 writes ``RESULTS.md`` and ``results.json`` into ``--out``. The paper's full-scale numbers (50k steps
 of batch 1024 on a GPU) are the reference, not the bar.
@@ -53,7 +53,7 @@ def seconds_per_step(model, train, collator, batch_size: int, trials: int = 3) -
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", default="benchmarks/results/prop_cpu")
+    parser.add_argument("--out", default="benchmarks/results/replicate_prop")
     parser.add_argument("--budget-minutes", type=float, default=30.0, help="total training time for both models")
     parser.add_argument("--train-samples", type=int, default=50_000)
     parser.add_argument("--test-samples", type=int, default=300)

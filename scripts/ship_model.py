@@ -2,7 +2,7 @@
 tokenizer, generation config and card; no code: the package's classes load it, ``symbolinv export`` adds the code
 for the Hub).
 
-    python scripts/ship_model.py --run benchmarks/results/learning/runs/prop-sit --name prop-small \\
+    python scripts/ship_model.py --run benchmarks/results/learning_small/runs/prop-sit --name prop-small \\
         --destination hf_symbolinv/pretrained/prop-small
     python scripts/ship_model.py --campaign ltl-best --name ltl-best --destination hf_symbolinv/pretrained/ltl-best
 
@@ -116,7 +116,7 @@ which runs `symbolinv train --task {task} --preset {preset}{sets} --steps {steps
 logits, batch {batch}, {steps:,} steps ({train_minutes} minutes of training on the GPU, shared with four other
 runs). The weights were then cast to float16. Trained on 2 CPU cores instead (`symbolinv train --preset
 {preset}`, 7,000 steps of batch 64, about 40 minutes), the `{preset}` preset reaches the figures in the project's
-`benchmarks/results/learning/RESULTS-small.md`."""
+`benchmarks/results/learning_small/RESULTS.md`."""
 SOLVE_NOTES = {
     "prop": "`symbolinv solve` uses it when no model is given for formulas of up to 20 nodes (larger ones go to "
     "`prop-best`).",

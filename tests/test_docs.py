@@ -58,7 +58,7 @@ def _prose(path: Path) -> str:
 
 
 def _is_placeholder(path: str) -> bool:
-    """``tests/models/<family>/``, ``convert_prop*/``, ``campaign/RUN/``: a pattern, not a path."""
+    """``tests/models/<family>/``, ``prop_experiments_convert*/``, ``campaign/RUN/``: a pattern, not a path."""
     return any(mark in path for mark in "<>*{}") or any(
         part.isupper() and "." not in part for part in path.strip("/").split("/")
     )

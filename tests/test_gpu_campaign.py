@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
 import gpu_campaign  # noqa: E402
 
-TINY = ("--set", "d_model=16", "encoder_layers=1", "decoder_layers=1", "encoder_ffn_dim=32", "decoder_ffn_dim=32")
+TINY = {"d_model": 16, "encoder_layers": 1, "decoder_layers": 1, "encoder_ffn_dim": 32, "decoder_ffn_dim": 32}
 
 
 @pytest.fixture
@@ -29,7 +29,15 @@ def campaign(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     monkeypatch.setattr(gpu_campaign, "WORK_ROOT", tmp_path / "work")
     monkeypatch.setattr(gpu_campaign, "EVAL_SAMPLES", 4)
     tiny = gpu_campaign.Campaign(
-        "ltl", "ltl-small", "ltl-small", 3, 4, "a tiny test run", num_samples=60, extra=TINY, eval_every=2
+        "ltl",
+        "ltl-small",
+        "ltl-small",
+        3,
+        4,
+        "a tiny test run",
+        num_samples=60,
+        options={"overrides": TINY},
+        eval_every=2,
     )
     monkeypatch.setitem(gpu_campaign.CAMPAIGNS, "tiny", tiny)
     return "tiny"
@@ -264,3 +272,24 @@ def test_a_state_kept_where_states_were_kept_before_is_read_there(
     assert gpu_campaign.state_folder("ltl-best") == earlier  # a run started before the states moved continues
     (tmp_path / "training_state" / "ltl-best").mkdir(parents=True)
     assert gpu_campaign.state_folder("ltl-best") == tmp_path / "training_state" / "ltl-best"
+
+
+def test_every_campaign_trains_as_the_command_line_it_shows(tmp_path: Path) -> None:
+    from hf_symbolinv.commands.cli import build_parser
+    from hf_symbolinv.commands.train import train_arguments_of
+
+    for name, run in gpu_campaign.CAMPAIGNS.items():
+        shown = gpu_campaign.train_arguments(run, tmp_path / "d", tmp_path / "w", 7, 2)
+        trained = gpu_campaign.train_options(run, tmp_path / "d", tmp_path / "w", 7, 2)
+        assert train_arguments_of(build_parser().parse_args(shown)) == trained, name
+
+
+def test_a_campaign_s_own_options_reach_its_training(tmp_path: Path) -> None:
+    old = gpu_campaign.train_arguments(gpu_campaign.CAMPAIGNS["ltl-best-old-recipe"], tmp_path, tmp_path, 7, 2)
+    assert old[old.index("--set") + 1] == "loss_type=adacos"
+    assert old[old.index("--warmup-steps") + 1] == "100"
+    deep = gpu_campaign.train_options(gpu_campaign.CAMPAIGNS["prop-small-deep"], tmp_path, tmp_path, 7, 2)
+    assert deep.overrides["d_model"] == 128 and deep.overrides["encoder_layers"] == 6
+    shipped = gpu_campaign.train_options(gpu_campaign.CAMPAIGNS["ltl-35"], tmp_path, tmp_path, 7, 2)
+    assert (shipped.preset, shipped.lr, shipped.warmup_steps) == (None, 5e-4, 1000)
+    assert shipped.init_from.endswith("hf_symbolinv/pretrained/ltl-small")

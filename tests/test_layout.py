@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ast
 import importlib
+import json
+import re
 from pathlib import Path
 
 import pytest
@@ -166,3 +168,25 @@ def test_no_modules_import_each_other_in_a_circle() -> None:
     graph = import_graph(PACKAGE.parent)
     assert len(graph) > 100 and "hf_symbolinv.logic.formula" in graph["hf_symbolinv.logic.notation"]
     assert import_circles(graph) == []
+
+
+RESULTS = Path(__file__).resolve().parent.parent / "benchmarks" / "results"
+#: Folders runs were writing into before the scheme: they keep their names and their own layout.
+RESULTS_KEPT_AS_THEY_ARE = {"campaign"}
+
+
+def test_every_study_of_the_results_has_its_folder_with_results_md_and_results_json() -> None:
+    loose = sorted(path.name for path in RESULTS.iterdir() if path.is_file())
+    assert not loose, f"benchmarks/results/ holds files outside a study's folder: {loose}"
+    studies = sorted(path for path in RESULTS.iterdir() if path.is_dir() and path.name not in RESULTS_KEPT_AS_THEY_ARE)
+    lacking = [f"{study.name}/{name}" for study in studies for name in ("RESULTS.md", "results.json")]
+    lacking = [path for path in lacking if not (RESULTS / path).is_file()]
+    assert not lacking, f"studies without their RESULTS.md or results.json: {lacking}"
+    for study in studies:  # machine-readable: each parses
+        json.loads((study / "results.json").read_text(encoding="utf-8"))
+
+
+def test_study_folders_are_named_in_lower_case_words_joined_by_underscores() -> None:
+    names = sorted(path.name for path in RESULTS.iterdir() if path.is_dir())
+    badly_named = [name for name in names if not re.fullmatch(r"[a-z0-9]+(_[a-z0-9]+)*", name)]
+    assert not badly_named, f"study folders named outside benchmarks/README.md's scheme: {badly_named}"

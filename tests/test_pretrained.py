@@ -18,7 +18,8 @@ from hf_symbolinv.pretrained import SHIPPED, shipped_model
 MAX_BYTES = {
     "prop-small": 4 * 10**6,
     "ltl-small": 4 * 10**6,
-    "prop-best": 8 * 2**20,
+    "prop-35": 4 * 10**6,
+    "ltl-35": 4 * 10**6,
     "ltl-best": 8 * 2**20,
     "clutrr": 5 * 2**20,
 }
@@ -99,7 +100,7 @@ def test_export_refuses_a_folder_of_someone_elses_files_and_an_unknown_name(tmp_
 
 
 def test_shipped_model_takes_a_name_or_a_task() -> None:
-    assert shipped_model("prop") == shipped_model("prop-small")
+    assert shipped_model("prop") == shipped_model("prop-35")
     assert shipped_model("ltl") == shipped_model("ltl-best")
     with pytest.raises(ValueError, match="no trained model 'kinship' ships.*prop-small"):
         shipped_model("kinship")

@@ -43,6 +43,52 @@ def test_a_training_needs_exactly_one_start() -> None:
         TrainArguments(task="prop", data="d", output="o", preset="prop-small", init_from="m")
 
 
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        TrainArguments(task="prop", data="d", output="o", preset="prop-small"),
+        TrainArguments(
+            task="ltl",
+            data="data/ltl-35",
+            output="runs/x",
+            init_from="hf_symbolinv/pretrained/ltl-small",
+            steps=52000,
+            batch_size=768,
+            lr=5e-4,
+            warmup_steps=1000,
+            eval_steps=250,
+            time_limit=7.5,
+            workers=2,
+            bf16=True,
+            compile="inductor",
+        ),
+        TrainArguments(
+            task="ltl",
+            data="d",
+            output="o",
+            preset="ltl-best",
+            embedding_type="fixed",
+            overrides={"d_model": 64, "loss_type": "adacos", "dropout": 0.0, "scale_embedding": True, "name": "12"},
+            group_by_length=True,
+            no_resume=True,
+        ),
+    ],
+)
+def test_the_command_line_of_train_arguments_parses_back_to_the_same_arguments(arguments: TrainArguments) -> None:
+    from hf_symbolinv.commands.train import train_arguments_of, train_command_line
+
+    argv = train_command_line(arguments)
+    assert argv[0] == "train"
+    assert train_arguments_of(build_parser().parse_args(argv)) == arguments
+
+
+def test_the_command_line_leaves_out_options_at_their_defaults() -> None:
+    from hf_symbolinv.commands.train import train_command_line
+
+    argv = train_command_line(TrainArguments(task="prop", data="d", output="o", preset="prop-small", beam=1))
+    assert argv == ["train", "--task", "prop", "--preset", "prop-small", "--data", "d", "--output", "o"]
+
+
 def test_the_api_is_public_at_the_top_and_the_cli_goes_through_it(monkeypatch: pytest.MonkeyPatch) -> None:
     from hf_symbolinv import routes
     from hf_symbolinv.commands import main

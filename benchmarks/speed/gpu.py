@@ -32,7 +32,7 @@ from streams import Batch, machine_lines, make_batch, peak_bytes, synchronize, t
 
 from hf_symbolinv import SymbolInvConfig, SymbolInvForConditionalGeneration
 
-RESULTS = Path(__file__).resolve().parent.parent / "results"
+RESULTS = Path(__file__).resolve().parent.parent / "results" / "speed_gpu"
 PAPER_GENERATION_MS = {1: 3.38, 10: 5.13}
 PAPER_MEMORY_GB = {5: 1.9, 10: 3.9}
 TRAINING_PRESETS = (("ltl", "ltl-vanilla"), ("prop", "prop-vanilla"), ("ltl-best", "ltl-vanilla"))
@@ -153,7 +153,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--train-batch", type=int, default=512, help="training batch size (default 512)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="batch 4, one repeat: a smoke run")
-    parser.add_argument("--out", type=Path, default=None, help="results file (default: results/gpu_<device>.txt)")
+    parser.add_argument(
+        "--out", type=Path, default=None, help="results file (default: results/speed_gpu/gpu_<device>.txt)"
+    )
     args = parser.parse_args(argv)
     if args.device == "cuda" and not torch.cuda.is_available():
         print("benchmarks/speed/gpu.py needs a CUDA device, and torch sees none (--device cpu checks the script)")

@@ -4,13 +4,15 @@ on a dataset by the route of its family (see :mod:`hf_symbolinv.models.registry`
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+import dataclasses
+import json
+from typing import TYPE_CHECKING, Any
 
 from ..tasks import task_names
 from .common import Subparsers, field_value, fraction, non_negative_int, positive_float, positive_int
 
 if TYPE_CHECKING:
-    pass
+    from ..routes import TrainArguments
 
 
 def add_train_parser(subparsers: Subparsers) -> None:
@@ -140,10 +142,45 @@ def add_train_parser(subparsers: Subparsers) -> None:
 
 def run_train(args: argparse.Namespace) -> int:
     """The options as :class:`hf_symbolinv.routes.TrainArguments`, trained by :func:`hf_symbolinv.routes.train`."""
-    import dataclasses
+    from ..routes import train
 
-    from ..routes import TrainArguments, train
+    train(train_arguments_of(args))
+    return 0
+
+
+def train_arguments_of(args: argparse.Namespace) -> TrainArguments:
+    """The parsed options of ``symbolinv train`` as the API's arguments."""
+    from ..routes import TrainArguments
 
     fields = {field.name: getattr(args, field.name) for field in dataclasses.fields(TrainArguments)}
-    train(TrainArguments(**{**fields, "overrides": dict(args.overrides)}))
-    return 0
+    return TrainArguments(**{**fields, "overrides": dict(args.overrides)})
+
+
+def train_command_line(arguments: TrainArguments) -> list[str]:
+    """The ``symbolinv train`` arguments that train as ``arguments`` do (options at the command's defaults left
+    out): the command a run's log or card shows for a training started from Python. Read from the command's own
+    options, so a new option needs no change here."""
+    subparsers = argparse.ArgumentParser().add_subparsers()
+    add_train_parser(subparsers)
+    argv = ["train"]
+    for action in subparsers.choices["train"]._actions:
+        if not action.option_strings or action.dest == "help":
+            continue
+        value, option = getattr(arguments, action.dest), action.option_strings[-1]
+        if action.dest == "overrides":
+            argv += ["--set", *(f"{name}={_field_text(v)}" for name, v in value.items())] if value else []
+        elif isinstance(action, argparse._StoreTrueAction):
+            argv += [option] if value else []
+        elif value is not None and (action.required or value != action.default):
+            argv += [option, str(value)]
+    return argv
+
+
+def _field_text(value: Any) -> str:
+    """A ``--set`` value that ``field_value`` reads back as ``value``: JSON, or a string as it is."""
+    if isinstance(value, str):
+        try:
+            json.loads(value)
+        except json.JSONDecodeError:
+            return value  # read back as the same string
+    return json.dumps(value)

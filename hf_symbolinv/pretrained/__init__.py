@@ -32,14 +32,15 @@ PRETRAINED_DIR = Path(__file__).resolve().parent
 SHIPPED: dict[str, str] = {
     "prop-small": "prop",
     "ltl-small": "ltl",
-    "prop-best": "prop",
+    "prop-35": "prop",
+    "ltl-35": "ltl",
     "ltl-best": "ltl",
     "clutrr": "clutrr",
 }
 #: The shipped tree models (the tree route: ``pipeline("tree-transduction")``), by name, each with its task.
 SHIPPED_TREES: dict[str, str] = {"active-logical": "tree"}
 #: The checkpoint a task's inputs get where no shipped model of the task has a choice table (see :func:`model_for`).
-DEFAULT_FOR_TASK: dict[str, str] = {"prop": "prop-small", "ltl": "ltl-best"}
+DEFAULT_FOR_TASK: dict[str, str] = {"prop": "prop-35", "ltl": "ltl-best"}
 #: The table each shipped folder holds of its model's first answers on the validation split of the task's paper-size
 #: data (``prop-35`` / ``ltl-35``), by symbol count and formula size; written by ``scripts/model_choice.py``.
 CHOICE_TABLE = "evaluation.json"
@@ -50,9 +51,9 @@ MIN_CELL_COUNT = 30
 
 
 def shipped_model(name: str) -> Path:
-    """The folder of the shipped checkpoint ``name`` (``prop-small``, ``ltl-small``, ``prop-best``, ``ltl-best``,
-    ``clutrr``, ``active-logical``), or of the default checkpoint of a task (``prop``, ``ltl``); a ``ValueError`` names
-    what ships."""
+    """The folder of the shipped checkpoint ``name`` (``prop-small``, ``ltl-small``, ``prop-35``, ``ltl-35``,
+    ``ltl-best``, ``clutrr``, ``active-logical``), or of the default checkpoint of a task (``prop``, ``ltl``); a
+    ``ValueError`` names what ships."""
     name = DEFAULT_FOR_TASK.get(name, name)
     if name not in SHIPPED and name not in SHIPPED_TREES:
         have = ", ".join([*sorted(SHIPPED), *sorted(SHIPPED_TREES), *sorted(DEFAULT_FOR_TASK)])

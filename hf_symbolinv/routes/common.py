@@ -5,6 +5,7 @@ card. Errors are raised (``ValueError``, ``OSError``); the command line turns th
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -84,39 +85,45 @@ def stopped_by_time_limit(time_limit: Any, steps: int, minutes: float | None, ch
     return True
 
 
-def save_trained_model(
-    args: Any,
-    output: Path,
-    model: Any,
-    tokenizer: Any,
-    origin: str,
-    train_size: int,
-    steps: int,
-    batch: str,
-    report: dict[str, Any] | None,
-    eval_name: str | None,
-) -> int:
+@dataclass
+class TrainedModel:
+    """A finished training, with what its saved folder and model card say of it."""
+
+    arguments: Any  # the TrainArguments it was trained with (not imported: routes imports this module)
+    output: Path  # the run's folder: the model goes to OUTPUT/model
+    model: Any
+    tokenizer: Any
+    origin: str  # where the training started, as the card writes it: "preset `NAME`" or "`FOLDER`"
+    train_size: int  # samples in the train split
+    steps: int
+    batch: str  # as the card writes it: "64" or "64 x 2" (batch size x gradient accumulation)
+    report: dict[str, Any] | None = None  # the held-out evaluation, where there was one
+    eval_name: str | None = None  # the split it was made on
+
+
+def save_trained_model(trained: TrainedModel) -> int:
     """Save a trained model of any family to OUTPUT/model with its tokenizer and a model card, and say so."""
     from ..utils.files import save_model_folder
     from ..utils.model_card import fill_model_card
 
+    arguments, output, model, report = trained.arguments, trained.output, trained.model, trained.report
     card = fill_model_card(
         model.config,
-        args.task,
+        arguments.task,
         model_ref=str(output / "model"),
-        preset=args.preset,
-        training_data=f"`{args.data}` (train split, {train_size:,} samples); "
-        + (f"fine-tuned from {origin}; " if args.init_from else "")
-        + f"{steps} steps of batch {batch}, AdamW lr {args.lr}, cosine schedule.",
+        preset=arguments.preset,
+        training_data=f"`{arguments.data}` (train split, {trained.train_size:,} samples); "
+        + (f"fine-tuned from {trained.origin}; " if arguments.init_from else "")
+        + f"{trained.steps} steps of batch {trained.batch}, AdamW lr {arguments.lr}, cosine schedule.",
         report=report,
-        split=eval_name or "test",
+        split=trained.eval_name or "test",
         parameters=sum(p.numel() for p in model.parameters()),
     )
-    save_model_folder(model, tokenizer, output / "model", card=card)
+    save_model_folder(model, trained.tokenizer, output / "model", card=card)
     steps_run = f", {report['num_steps']} steps" if report and "num_steps" in report else ""
     print(
         f"saved the model to {output / 'model'}"
-        + (f"; {eval_name}: correct {100 * report['correct']:.2f}%{steps_run}" if report else "")
+        + (f"; {trained.eval_name}: correct {100 * report['correct']:.2f}%{steps_run}" if report else "")
     )
     return 0
 

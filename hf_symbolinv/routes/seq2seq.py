@@ -11,6 +11,7 @@ from ..models.registry import Route, register_route
 from ..tasks import get_task, task_for_vocabulary
 from ..utils.progress import show_progress
 from .common import (
+    TrainedModel,
     checkpoint_problem,
     load_data,
     load_split,
@@ -186,7 +187,20 @@ def train_seq2seq(args: Any, output: Path, config: Any, init_folder: Path | None
         if "eval_edit_distance" in metrics:
             report["mean_edit_distance"] = metrics["eval_edit_distance"]
     batch = f"{args.batch_size} x {args.grad_accum}"
-    return save_trained_model(args, output, model, tokenizer, origin, len(train), steps, batch, report, eval_name)
+    return save_trained_model(
+        TrainedModel(
+            arguments=args,
+            output=output,
+            model=model,
+            tokenizer=tokenizer,
+            origin=origin,
+            train_size=len(train),
+            steps=steps,
+            batch=batch,
+            report=report,
+            eval_name=eval_name,
+        )
+    )
 
 
 def evaluate_seq2seq(args: Any, folder: Path, report_path: Path, heatmap_path: Path) -> int:

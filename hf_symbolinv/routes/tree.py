@@ -16,6 +16,7 @@ from typing import Any
 from ..models.registry import Route, register_route
 from .common import (
     DEFAULT_ALPHA_SYMBOLS,
+    TrainedModel,
     checkpoint_problem,
     load_data,
     load_split,
@@ -122,7 +123,18 @@ def train_tree(args: Any, output: Path, config: Any, init_folder: Path | None) -
             batch_size=args.eval_batch_size or args.batch_size,
         )
     return save_trained_model(
-        args, output, model, tokenizer, origin, len(train), steps, str(args.batch_size), report, eval_name
+        TrainedModel(
+            arguments=args,
+            output=output,
+            model=model,
+            tokenizer=tokenizer,
+            origin=origin,
+            train_size=len(train),
+            steps=steps,
+            batch=str(args.batch_size),
+            report=report,
+            eval_name=eval_name,
+        )
     )
 
 
