@@ -129,6 +129,7 @@ def test_parser_has_the_demo_subcommand() -> None:
 def quick_demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, Path]:
     """One ``symbolinv demo --quick`` run through ``main``, with the result dict run_demo returned."""
     import hf_symbolinv.commands.demo as demo_module
+
     from hf_symbolinv.commands import main
 
     output = tmp_path_factory.mktemp("demo")
@@ -178,8 +179,9 @@ def test_demo_baseline_cannot_run_more_symbols(quick_demo: tuple[dict, Path]) ->
 
 @pytest.mark.slow
 def test_demo_saved_model_reloads_and_generates_the_same(quick_demo: tuple[dict, Path]) -> None:
-    import hf_symbolinv
     from hf_symbolinv.commands.demo import generate_copies
+
+    import hf_symbolinv
 
     hf_symbolinv.register()
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
