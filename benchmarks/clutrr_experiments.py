@@ -20,14 +20,23 @@ from __future__ import annotations
 import argparse
 import collections
 import json
-import os
-import platform
-import statistics
-import subprocess
-import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from experiment_runs import (
+    REPO,
+    experiment_parser,
+    machine_line,
+    mean_cell,
+    parse_and_run,
+    read_finished_run,
+    read_reports,
+    run_training,
+    runs_to_evaluate,
+    train_command,
+    write_report,
+    write_results,
+)
+
 DATA = REPO.parent / "shared" / "data" / "clutrr_089907f8"
 OUT = REPO / "benchmarks" / "results" / "clutrr"
 TESTS = [f"1.{k}_test" for k in range(2, 11)]
@@ -66,38 +75,12 @@ PUBLISHED = (
 
 def command(name: str, seed: int, data: Path, out: Path, steps: int, minutes: float) -> list[str]:
     preset, settings, _ = RUNS[name]
-    return [
-        sys.executable,
-        "-m",
-        "hf_symbolinv.commands",
-        "train",
-        "--task",
-        "clutrr",
-        "--preset",
-        preset,
-        *(["--set", *settings] if settings else []),
-        "--data",
-        str(data),
-        "--output",
-        str(out / "runs" / f"{name}-s{seed}"),
-        "--steps",
-        str(steps),
-        "--batch-size",
-        "64",
-        "--eval-samples",
-        "512",
-        "--seed",
-        str(seed),
-        "--time-limit",
-        f"{minutes:g}",
-    ]
+    start = ["--preset", preset, *(["--set", *settings] if settings else [])]
+    return train_command("clutrr", start, name, seed, data, out, steps, minutes, batch_size=64, eval_samples=512)
 
 
 def train(args: argparse.Namespace) -> None:
-    cmd = command(args.name, args.seed, args.data, args.out, args.steps, args.time_limit)
-    print(" ".join(cmd), flush=True)
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO)}
-    raise SystemExit(subprocess.call(cmd, env=env, cwd=REPO))
+    run_training(command(args.name, args.seed, args.data, args.out, args.steps, args.time_limit))
 
 
 def evaluate_run(run: Path, data: Path) -> dict:
@@ -152,32 +135,13 @@ def _seconds_per_step(checkpoints: Path) -> float | None:
 
 
 def evaluate(args: argparse.Namespace) -> None:
-    for run in sorted((args.out / "runs").glob("*-s*")):
-        target = run / "report.json"
-        if not (run / "model" / "config.json").is_file() or (target.is_file() and not args.again):
-            continue
-        print(f"evaluating {run.name}", flush=True)
-        report = evaluate_run(run, args.data)
-        tmp = target.with_suffix(".tmp")
-        tmp.write_text(json.dumps(report, indent=1))
-        tmp.replace(target)
-
-
-def _cell(values: list[float]) -> str:
-    if not values:
-        return "-"
-    mean = 100 * statistics.fmean(values)
-    return f"{mean:.1f}" if len(values) == 1 else f"{mean:.1f} ± {100 * statistics.stdev(values):.1f}"
+    for run in runs_to_evaluate(args.out, args.again):
+        write_report(run, evaluate_run(run, args.data))
 
 
 def collect(args: argparse.Namespace) -> None:
-    from hf_symbolinv.utils.files import write_text_atomic
-
-    reports: dict[str, dict[int, dict]] = {}
-    for path in sorted((args.out / "runs").glob("*-s*/report.json")):
-        model, seed = path.parent.name.rsplit("-s", 1)
-        reports.setdefault(model, {})[int(seed)] = json.loads(path.read_text())
-    machine = f"{platform.machine()}, {os.cpu_count()} cores shared with other jobs, one thread per run"
+    reports = read_reports(args.out)
+    machine = machine_line()
     lines = [
         "# CLUTRR (data_089907f8, symbolic form) at CPU scale",
         "",
@@ -192,7 +156,7 @@ def collect(args: argparse.Namespace) -> None:
     ]
     for model, seeds in reports.items():
         runs = list(seeds.values())
-        cells = [_cell([r["by_split"][name]["correct"] for r in runs]) for name in ["validation", *TESTS]]
+        cells = [mean_cell([r["by_split"][name]["correct"] for r in runs]) for name in ["validation", *TESTS]]
         steps = ", ".join(str(r.get("steps")) for r in runs)
         lines.append(f"| {model} | {len(runs)} | {runs[0]['parameters']:,} | {steps} | " + " | ".join(cells) + " |")
     lines += ["", "Published: " + PUBLISHED, "", "Runs:", ""]
@@ -210,11 +174,7 @@ def collect(args: argparse.Namespace) -> None:
             wrong = ", ".join(f"{pair}: {count}" for pair, count in first["wrong"][name].items())
             lines.append(f"- {model}, {name}: {wrong or 'none'}")
     results = {"machine": machine, "published": PUBLISHED, "runs": reports}
-    write_text_atomic(args.out / "results.json", json.dumps(results, indent=1) + "\n")
-    notes = args.out / "NOTES.md"
-    text = "\n".join(lines) + "\n" + (("\n" + notes.read_text()) if notes.is_file() else "")
-    write_text_atomic(args.out / "RESULTS.md", text)
-    print(text)
+    write_results(args.out, lines, results)
 
 
 CARD = """# CLUTRR, symbolic form: {model} (shipped with hf_symbolinv)
@@ -269,9 +229,7 @@ def ship(args: argparse.Namespace) -> None:
 
     from hf_symbolinv.utils.files import save_model_folder
 
-    run = args.out / "runs" / args.run
-    report = json.loads((run / "report.json").read_text())
-    model_name, seed = args.run.rsplit("-s", 1)
+    run, report, model_name, seed = read_finished_run(args.out, args.run)
     preset, settings, description = RUNS[model_name]
     model = AutoModelForSeq2SeqLM.from_pretrained(run / "model", dtype=torch.float32).eval()
     tokenizer = AutoTokenizer.from_pretrained(run / "model")
@@ -296,29 +254,18 @@ def ship(args: argparse.Namespace) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", type=Path, default=DATA)
-    parser.add_argument("--out", type=Path, default=OUT)
-    actions = parser.add_subparsers(dest="action", required=True)
-    run = actions.add_parser("train")
-    run.add_argument("name", choices=sorted(RUNS))
-    run.add_argument("--seed", type=int, default=0)
-    run.add_argument("--steps", type=int, default=2500)
-    run.add_argument("--time-limit", type=float, default=60.0, help="minutes (the run continues when started again)")
-    run.set_defaults(handler=train)
-    again = actions.add_parser("evaluate")
-    again.add_argument("--again", action="store_true", help="re-evaluate runs that already have a report")
-    again.set_defaults(handler=evaluate)
-    actions.add_parser("collect").set_defaults(handler=collect)
-    shipping = actions.add_parser("ship")
-    shipping.add_argument("run", help="a finished run, NAME-sSEED")
-    shipping.add_argument("--destination", type=Path, default=REPO / "hf_symbolinv" / "pretrained" / "clutrr")
-    shipping.add_argument("--note", default=None, help="how the model was chosen, for the card")
-    shipping.set_defaults(handler=ship)
-    args = parser.parse_args()
-    if not args.data.is_dir():
-        parser.error(f"--data {args.data}: no such folder (the released CLUTRR data is not part of the package)")
-    args.handler(args)
+    parser, actions = experiment_parser(
+        __doc__.split("\n\n")[0],
+        DATA,
+        OUT,
+        RUNS,
+        (train, evaluate, collect, ship),
+        steps=2500,
+        minutes=60.0,
+        destination=REPO / "hf_symbolinv" / "pretrained" / "clutrr",
+    )
+    actions["ship"].add_argument("--note", default=None, help="how the model was chosen, for the card")
+    parse_and_run(parser, "CLUTRR")
 
 
 if __name__ == "__main__":

@@ -21,15 +21,24 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import random
-import statistics
-import subprocess
-import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from experiment_runs import (
+    REPO,
+    experiment_parser,
+    machine_line,
+    mean_cell,
+    parse_and_run,
+    read_finished_run,
+    read_reports,
+    run_training,
+    runs_to_evaluate,
+    train_command,
+    write_report,
+    write_results,
+)
+
 DATA = REPO.parent / "shared" / "data" / "dtm_active_logical"
 OUT = REPO / "benchmarks" / "results" / "dtm_active_logical"
 SPLITS = ("train", "validation", "lexical", "structural")
@@ -57,36 +66,11 @@ def command(name: str, seed: int, data: Path, out: Path, steps: int, minutes: fl
         if name in CONTINUES
         else ["--preset", RUNS[name], "--set", *SETTINGS]
     )
-    return [
-        sys.executable,
-        "-m",
-        "hf_symbolinv.commands",
-        "train",
-        "--task",
-        "tree",
-        *start,
-        "--data",
-        str(data),
-        "--output",
-        str(out / "runs" / f"{name}-s{seed}"),
-        "--steps",
-        str(steps),
-        "--batch-size",
-        "16",
-        "--eval-samples",
-        "256",
-        "--seed",
-        str(seed),
-        "--time-limit",
-        f"{minutes:g}",
-    ]
+    return train_command("tree", start, name, seed, data, out, steps, minutes, batch_size=16, eval_samples=256)
 
 
 def train(args: argparse.Namespace) -> None:
-    cmd = command(args.name, args.seed, args.data, args.out, args.steps, args.time_limit)
-    print(" ".join(cmd), flush=True)
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO)}
-    raise SystemExit(subprocess.call(cmd, env=env, cwd=REPO))
+    run_training(command(args.name, args.seed, args.data, args.out, args.steps, args.time_limit))
 
 
 def _rename_content_words(row: dict, words: set[str]) -> dict:
@@ -140,13 +124,7 @@ def evaluate(args: argparse.Namespace) -> None:
 
     torch.set_num_threads(1)
     splits = None
-    for run in sorted((args.out / "runs").glob("*-s*")):
-        target = run / "report.json"
-        if not (run / "model" / "config.json").is_file() or (target.is_file() and not args.again):
-            continue
-        if args.only and run.name not in args.only:
-            continue
-        print(f"evaluating {run.name}", flush=True)
+    for run in runs_to_evaluate(args.out, args.again, args.only):
         splits = splits or evaluation_splits(args.data)
         model, tokenizer = load_tree_folder(run / "model")
         report = {"parameters": sum(p.numel() for p in model.parameters()), "by_split": {}}
@@ -163,24 +141,12 @@ def evaluate(args: argparse.Namespace) -> None:
             report["by_split"][name] = {"count": len(rows), "correct": result["correct"], "wrong_examples": wrong}
         state = sorted((run / "checkpoints").glob("checkpoint-*/trainer_state.json"))
         report["steps"] = json.loads(state[-1].read_text())["global_step"] if state else None
-        tmp = target.with_suffix(".tmp")
-        tmp.write_text(json.dumps(report, indent=1))
-        tmp.replace(target)
-
-
-def _cell(values: list[float]) -> str:
-    mean = 100 * statistics.fmean(values)
-    return f"{mean:.1f}" if len(values) == 1 else f"{mean:.1f} ± {100 * statistics.stdev(values):.1f}"
+        write_report(run, report)
 
 
 def collect(args: argparse.Namespace) -> None:
-    from hf_symbolinv.utils.files import write_text_atomic
-
-    reports: dict[str, dict[int, dict]] = {}
-    for path in sorted((args.out / "runs").glob("*-s*/report.json")):
-        model, seed = path.parent.name.rsplit("-s", 1)
-        reports.setdefault(model, {})[int(seed)] = json.loads(path.read_text())
-    machine = f"{platform.machine()}, {os.cpu_count()} cores shared with other jobs, one thread per run"
+    reports = read_reports(args.out)
+    machine = machine_line()
     lines = [
         "# Active <-> logical (the DTM papers' released trees) at CPU scale",
         "",
@@ -196,7 +162,7 @@ def collect(args: argparse.Namespace) -> None:
     ]
     for model, seeds in reports.items():
         runs = list(seeds.values())
-        cells = [_cell([r["by_split"][name]["correct"] for r in runs]) for name in SPLITS]
+        cells = [mean_cell([r["by_split"][name]["correct"] for r in runs]) for name in SPLITS]
         paper = " / ".join(f"{value:.2f}" for value in PUBLISHED[model])
         steps = ", ".join(str(r["steps"]) for r in runs)
         lines.append(
@@ -211,11 +177,7 @@ def collect(args: argparse.Namespace) -> None:
         f"dtm-small|dte-small --set {' '.join(SETTINGS)} --batch-size 16 --steps STEPS` (AdamW lr 1e-3).",
     ]
     results = {"machine": machine, "published_table_1": PUBLISHED, "runs": reports}
-    write_text_atomic(args.out / "results.json", json.dumps(results, indent=1) + "\n")
-    notes = args.out / "NOTES.md"
-    text = "\n".join(lines) + "\n" + (("\n" + notes.read_text()) if notes.is_file() else "")
-    write_text_atomic(args.out / "RESULTS.md", text)
-    print(text)
+    write_results(args.out, lines, results)
 
 
 CARD = """# Active <-> logical trees: {model} (shipped with hf_symbolinv)
@@ -266,9 +228,7 @@ def ship(args: argparse.Namespace) -> None:
     from hf_symbolinv.routes.tree import load_tree_folder
     from hf_symbolinv.utils.files import save_model_folder
 
-    run = args.out / "runs" / args.run
-    report = json.loads((run / "report.json").read_text())
-    model_name, seed = args.run.rsplit("-s", 1)
+    run, report, model_name, seed = read_finished_run(args.out, args.run)
     model, tokenizer = load_tree_folder(run / "model")
     correct = [report["by_split"][name]["correct"] for name in SPLITS]
     reached = min(correct) >= 0.99
@@ -297,29 +257,20 @@ def ship(args: argparse.Namespace) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", type=Path, default=DATA)
-    parser.add_argument("--out", type=Path, default=OUT)
-    actions = parser.add_subparsers(dest="action", required=True)
-    run = actions.add_parser("train")
-    run.add_argument("name", choices=sorted(RUNS))
-    run.add_argument("--seed", type=int, default=0)
-    run.add_argument("--steps", type=int, default=600)
-    run.add_argument("--time-limit", type=float, default=80.0, help="minutes (the run continues when started again)")
-    run.set_defaults(handler=train)
-    again = actions.add_parser("evaluate")
-    again.add_argument("--again", action="store_true", help="re-evaluate runs that already have a report")
-    again.add_argument("--only", nargs="*", default=None, metavar="RUN", help="these runs (NAME-sSEED) only")
-    again.set_defaults(handler=evaluate)
-    actions.add_parser("collect").set_defaults(handler=collect)
-    shipping = actions.add_parser("ship")
-    shipping.add_argument("run", help="a finished run, NAME-sSEED")
-    shipping.add_argument("--destination", type=Path, default=REPO / "hf_symbolinv" / "pretrained" / "active-logical")
-    shipping.set_defaults(handler=ship)
-    args = parser.parse_args()
-    if not args.data.is_dir():
-        parser.error(f"--data {args.data}: no such folder (the released DTM data is not part of the package)")
-    args.handler(args)
+    parser, actions = experiment_parser(
+        __doc__.split("\n\n")[0],
+        DATA,
+        OUT,
+        RUNS,
+        (train, evaluate, collect, ship),
+        steps=600,
+        minutes=80.0,
+        destination=REPO / "hf_symbolinv" / "pretrained" / "active-logical",
+    )
+    actions["evaluate"].add_argument(
+        "--only", nargs="*", default=None, metavar="RUN", help="these runs (NAME-sSEED) only"
+    )
+    parse_and_run(parser, "DTM")
 
 
 if __name__ == "__main__":
