@@ -15,9 +15,7 @@ shipped models once each.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
 import random
 import statistics
 import subprocess
@@ -25,6 +23,8 @@ import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+
+from labelled_runs import machine, record_run, write_results_table
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = Path(__file__).resolve().parent / "results" / "solve_latency"
@@ -39,17 +39,6 @@ def formulas() -> list[str]:
     prop = [format_prop(random_prop_formula(rng, (3, 15), names)) for _ in range(50)]
     ltl = [format_ltl(random_ltl_formula(rng, (3, 15), names)) for _ in range(50)]
     return prop + ltl
-
-
-def machine() -> str:
-    cpu = platform.machine()
-    try:
-        names = [line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")]
-        cpu = f"{cpu} {names[0]}" if names else cpu
-    except OSError:
-        pass
-    load = f", load average {os.getloadavg()[0]:.1f}" if hasattr(os, "getloadavg") else ""
-    return f"{cpu}, {os.cpu_count()} cores{load}, Python {platform.python_version()}"
 
 
 def timed(argv: list[str], env: dict[str, str]) -> tuple[float, int]:
@@ -105,17 +94,11 @@ def main() -> int:
         "package": probe.stdout.strip(),
         "when": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "package_root": args.package_root,
-        "machine": machine(),
+        "machine": machine(with_load_average=True),
         "repeats": args.repeats,
         "cases": rows,
     }
-    OUT.mkdir(parents=True, exist_ok=True)
-    path = OUT / "results.json"
-    results = json.loads(path.read_text()) if path.exists() else {}
-    results[args.label] = record
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(results, indent=1) + "\n")
-    tmp.replace(path)
+    results = record_run(OUT, args.label, record)
     write_table(results)
     return 0
 
@@ -138,9 +121,7 @@ def write_table(results: dict) -> None:
                 f"| {label} ({r['when']}) | {r['machine']} | {name.replace('|', escaped_bar)} | {row['median_s']} | "
                 f"{row['min_s']}-{row['max_s']} | {', '.join(map(str, row['exit_status']))} |"
             )
-    tmp = OUT / "RESULTS.md.tmp"
-    tmp.write_text("\n".join(lines) + "\n")
-    tmp.replace(OUT / "RESULTS.md")
+    write_results_table(OUT, lines)
 
 
 if __name__ == "__main__":

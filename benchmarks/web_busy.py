@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import resource
 import statistics
 import sys
@@ -26,6 +25,8 @@ import threading
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+
+from labelled_runs import machine, record_run, write_results_table
 
 OUT = Path(__file__).resolve().parent / "results" / "web_busy"
 QUICK = "U a b"
@@ -37,16 +38,6 @@ SLOW = [
     "!XUUU&1X!a&!U&U!bXXX0&gfbXUcX&bd&!!U!X&dihX&X!!&Xh&!Xj&&1e&XXhX!!!b&X&!X!XUa1XXXUji&i!XgX!XUX&!&!!U!1!U!i0&!X!1c!&"
     "ifXX&&XUXgi!&!!bi&!&eU&ii!Xh!UUe!0i",
 ]
-
-
-def machine() -> str:
-    cpu = platform.machine()
-    try:
-        names = [line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")]
-        cpu = f"{cpu} {names[0]}" if names else cpu
-    except OSError:
-        pass
-    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}"
 
 
 def main() -> int:
@@ -111,13 +102,7 @@ def main() -> int:
         "peak_memory_mb": round(peak_mb),
     }
     print(json.dumps(record, indent=1))
-    OUT.mkdir(parents=True, exist_ok=True)
-    path = OUT / "results.json"
-    results = json.loads(path.read_text()) if path.exists() else {}
-    results[args.label] = record
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(results, indent=1) + "\n")
-    tmp.replace(path)
+    results = record_run(OUT, args.label, record)
     lines = [
         "# A quick request beside three slow ones (benchmarks/web_busy.py)",
         "",
@@ -136,9 +121,7 @@ def main() -> int:
             f"{', '.join(f'{t} ({n})' for t, n in r['quick_s_and_slow_running'])} | {slow_text} | "
             f"{r['peak_memory_mb']} |"
         )
-    tmp = OUT / "RESULTS.md.tmp"
-    tmp.write_text("\n".join(lines) + "\n")
-    tmp.replace(OUT / "RESULTS.md")
+    write_results_table(OUT, lines)
     sys.stdout.flush()
     os._exit(0)  # threads of the old backend may still be running past their time limit
 
