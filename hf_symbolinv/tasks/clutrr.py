@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from . import Judgement, Task, register_task
-from .kinship import FACT_SEPARATOR, QUERY_MARK, RELATION_WORDS, WORD_KIND
+from .kinship import FACT_SEPARATOR, QUERY_MARK, RELATION_WORDS, WORD_KIND, people_named, read_relation_story
 
 #: The relation words of CLUTRR's stories and answers: the kinship task's words (a test checks that the released
 #: files use no other).
@@ -244,26 +244,12 @@ def facts_of_text(text: str) -> tuple[str, list[str]]:
 def read_story(text: str) -> tuple[list[tuple[str, str, str]], tuple[str, str]]:
     """The facts and query of a story in the symbolic form (any relation word as a fact); ``ValueError`` naming
     what is malformed."""
-    body, mark, query = text.partition(QUERY_MARK)
-    if not mark:
-        raise ValueError(f"no query ({QUERY_MARK!r}) in the story {text!r}")
-    reserved = {*CLUTRR_RELATIONS, FACT_SEPARATOR, QUERY_MARK}
-    facts = []
-    for number, fact in enumerate(body.split(FACT_SEPARATOR)):
-        parts = fact.split()
-        if len(parts) != 3 or parts[1] not in CLUTRR_RELATIONS or parts[0] in reserved or parts[2] in reserved:
-            raise ValueError(f"fact {number + 1} of {text!r} is not 'NAME RELATION NAME' with a relation word")
-        facts.append((parts[0], parts[1], parts[2]))
-    asked = query.split()
-    if len(asked) != 2 or asked[0] == asked[1] or reserved & set(asked):
-        raise ValueError(f"the query of {text!r} is not '{QUERY_MARK} NAME NAME' with two different names")
-    return facts, (asked[0], asked[1])
+    return read_relation_story(text, CLUTRR_RELATIONS, CLUTRR_RELATIONS, "a relation word")
 
 
 def story_people(text: str) -> list[str]:
     """Everybody a symbolic story names, in order of first appearance."""
-    facts, query = read_story(text)
-    return list(dict.fromkeys([name for x, _, y in facts for name in (x, y)] + list(query)))
+    return people_named(*read_story(text))
 
 
 def judge(source: str, prediction: str, reference: str | None = None, timeout: float | None = None) -> Judgement:

@@ -23,7 +23,7 @@ Plain Python: the dataset builder and the tokenizer's vocabulary use the same wo
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from . import Judgement, Task, register_task
 
@@ -123,18 +123,21 @@ def format_story(names: Sequence[str], words: Sequence[str]) -> str:
     return format_facts([(names[i], word, names[i + 1]) for i, word in enumerate(words)], (names[0], names[-1]))
 
 
-def read_facts(text: str) -> tuple[list[Fact], tuple[str, str]]:
-    """The facts (in written order) and the query ``(X, Z)`` of a written story; ``ValueError`` naming the fact
-    or the query that is malformed."""
+def read_relation_story(
+    text: str, fact_words: Collection[str], reserved_words: Collection[str], fact_word_kind: str
+) -> tuple[list[Fact], tuple[str, str]]:
+    """The facts (in written order) and the query ``(X, Z)`` of a story ``X REL Y , ... ? X Z`` whose relations are
+    ``fact_words`` and whose names are no ``reserved_words`` (nor a separator); ``ValueError`` naming the fact or the
+    query that is malformed (a fact's relation described as ``fact_word_kind``). Kinship and CLUTRR stories alike."""
     body, mark, query = text.partition(QUERY_MARK)
     if not mark:
         raise ValueError(f"no query ({QUERY_MARK!r}) in the story {text!r}")
-    reserved = {*RELATION_WORDS, FACT_SEPARATOR, QUERY_MARK}
+    reserved = {*reserved_words, FACT_SEPARATOR, QUERY_MARK}
     facts: list[Fact] = []
     for number, fact in enumerate(body.split(FACT_SEPARATOR)):
         parts = fact.split()
-        if len(parts) != 3 or parts[1] not in FACT_WORDS or parts[0] in reserved or parts[2] in reserved:
-            raise ValueError(f"fact {number + 1} of {text!r} is not 'NAME RELATION NAME' with a basic relation")
+        if len(parts) != 3 or parts[1] not in fact_words or parts[0] in reserved or parts[2] in reserved:
+            raise ValueError(f"fact {number + 1} of {text!r} is not 'NAME RELATION NAME' with {fact_word_kind}")
         facts.append((parts[0], parts[1], parts[2]))
     asked = query.split()
     if len(asked) != 2 or asked[0] == asked[1] or reserved & set(asked):
@@ -142,10 +145,20 @@ def read_facts(text: str) -> tuple[list[Fact], tuple[str, str]]:
     return facts, (asked[0], asked[1])
 
 
+def people_named(facts: Sequence[Fact], query: tuple[str, str]) -> list[str]:
+    """Everybody the facts and the query name, in order of first appearance."""
+    return list(dict.fromkeys([name for x, _, y in facts for name in (x, y)] + list(query)))
+
+
+def read_facts(text: str) -> tuple[list[Fact], tuple[str, str]]:
+    """The facts (in written order) and the query ``(X, Z)`` of a written story; ``ValueError`` naming the fact
+    or the query that is malformed."""
+    return read_relation_story(text, FACT_WORDS, RELATION_WORDS, "a basic relation")
+
+
 def story_people(text: str) -> list[str]:
     """Everybody a story names, in order of first appearance."""
-    facts, query = read_facts(text)
-    return list(dict.fromkeys([name for x, _, y in facts for name in (x, y)] + list(query)))
+    return people_named(*read_facts(text))
 
 
 def parse_story(text: str) -> tuple[list[str], list[str]]:
