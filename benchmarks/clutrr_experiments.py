@@ -22,20 +22,9 @@ import collections
 import json
 from pathlib import Path
 
-from experiment_runs import (
-    REPO,
-    experiment_parser,
-    machine_line,
-    mean_cell,
-    parse_and_run,
-    read_finished_run,
-    read_reports,
-    run_training,
-    runs_to_evaluate,
-    train_command,
-    write_report,
-    write_results,
-)
+import experiment_runs
+
+REPO = experiment_runs.REPO
 
 DATA = REPO.parent / "shared" / "data" / "clutrr_089907f8"
 OUT = REPO / "benchmarks" / "results" / "clutrr"
@@ -76,11 +65,13 @@ PUBLISHED = (
 def command(name: str, seed: int, data: Path, out: Path, steps: int, minutes: float) -> list[str]:
     preset, settings, _ = RUNS[name]
     start = ["--preset", preset, *(["--set", *settings] if settings else [])]
-    return train_command("clutrr", start, name, seed, data, out, steps, minutes, batch_size=64, eval_samples=512)
+    return experiment_runs.train_command(
+        "clutrr", start, name, seed, data, out, steps, minutes, batch_size=64, eval_samples=512
+    )
 
 
 def train(args: argparse.Namespace) -> None:
-    run_training(command(args.name, args.seed, args.data, args.out, args.steps, args.time_limit))
+    experiment_runs.run_training(command(args.name, args.seed, args.data, args.out, args.steps, args.time_limit))
 
 
 def evaluate_run(run: Path, data: Path) -> dict:
@@ -135,13 +126,13 @@ def _seconds_per_step(checkpoints: Path) -> float | None:
 
 
 def evaluate(args: argparse.Namespace) -> None:
-    for run in runs_to_evaluate(args.out, args.again):
-        write_report(run, evaluate_run(run, args.data))
+    for run in experiment_runs.runs_to_evaluate(args.out, args.again):
+        experiment_runs.write_report(run, evaluate_run(run, args.data))
 
 
 def collect(args: argparse.Namespace) -> None:
-    reports = read_reports(args.out)
-    machine = machine_line()
+    reports = experiment_runs.read_reports(args.out)
+    machine = experiment_runs.machine_line()
     lines = [
         "# CLUTRR (data_089907f8, symbolic form) at CPU scale",
         "",
@@ -156,7 +147,9 @@ def collect(args: argparse.Namespace) -> None:
     ]
     for model, seeds in reports.items():
         runs = list(seeds.values())
-        cells = [mean_cell([r["by_split"][name]["correct"] for r in runs]) for name in ["validation", *TESTS]]
+        cells = [
+            experiment_runs.mean_cell([r["by_split"][name]["correct"] for r in runs]) for name in ["validation", *TESTS]
+        ]
         steps = ", ".join(str(r.get("steps")) for r in runs)
         lines.append(f"| {model} | {len(runs)} | {runs[0]['parameters']:,} | {steps} | " + " | ".join(cells) + " |")
     lines += ["", "Published: " + PUBLISHED, "", "Runs:", ""]
@@ -174,7 +167,7 @@ def collect(args: argparse.Namespace) -> None:
             wrong = ", ".join(f"{pair}: {count}" for pair, count in first["wrong"][name].items())
             lines.append(f"- {model}, {name}: {wrong or 'none'}")
     results = {"machine": machine, "published": PUBLISHED, "runs": reports}
-    write_results(args.out, lines, results)
+    experiment_runs.write_results(args.out, lines, results)
 
 
 CARD = """# CLUTRR, symbolic form: {model} (shipped with hf_symbolinv)
@@ -229,7 +222,7 @@ def ship(args: argparse.Namespace) -> None:
 
     from hf_symbolinv.utils.files import save_model_folder
 
-    run, report, model_name, seed = read_finished_run(args.out, args.run)
+    run, report, model_name, seed = experiment_runs.read_finished_run(args.out, args.run)
     preset, settings, description = RUNS[model_name]
     model = AutoModelForSeq2SeqLM.from_pretrained(run / "model", dtype=torch.float32).eval()
     tokenizer = AutoTokenizer.from_pretrained(run / "model")
@@ -254,7 +247,7 @@ def ship(args: argparse.Namespace) -> None:
 
 
 def main() -> None:
-    parser, actions = experiment_parser(
+    parser, actions = experiment_runs.experiment_parser(
         __doc__.split("\n\n")[0],
         DATA,
         OUT,
@@ -265,7 +258,7 @@ def main() -> None:
         destination=REPO / "hf_symbolinv" / "pretrained" / "clutrr",
     )
     actions["ship"].add_argument("--note", default=None, help="how the model was chosen, for the card")
-    parse_and_run(parser, "CLUTRR")
+    experiment_runs.parse_and_run(parser, "CLUTRR")
 
 
 if __name__ == "__main__":

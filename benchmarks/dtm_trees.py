@@ -24,20 +24,9 @@ import json
 import random
 from pathlib import Path
 
-from experiment_runs import (
-    REPO,
-    experiment_parser,
-    machine_line,
-    mean_cell,
-    parse_and_run,
-    read_finished_run,
-    read_reports,
-    run_training,
-    runs_to_evaluate,
-    train_command,
-    write_report,
-    write_results,
-)
+import experiment_runs
+
+REPO = experiment_runs.REPO
 
 DATA = REPO.parent / "shared" / "data" / "dtm_active_logical"
 OUT = REPO / "benchmarks" / "results" / "dtm_active_logical"
@@ -66,11 +55,13 @@ def command(name: str, seed: int, data: Path, out: Path, steps: int, minutes: fl
         if name in CONTINUES
         else ["--preset", RUNS[name], "--set", *SETTINGS]
     )
-    return train_command("tree", start, name, seed, data, out, steps, minutes, batch_size=16, eval_samples=256)
+    return experiment_runs.train_command(
+        "tree", start, name, seed, data, out, steps, minutes, batch_size=16, eval_samples=256
+    )
 
 
 def train(args: argparse.Namespace) -> None:
-    run_training(command(args.name, args.seed, args.data, args.out, args.steps, args.time_limit))
+    experiment_runs.run_training(command(args.name, args.seed, args.data, args.out, args.steps, args.time_limit))
 
 
 def _rename_content_words(row: dict, words: set[str]) -> dict:
@@ -124,7 +115,7 @@ def evaluate(args: argparse.Namespace) -> None:
 
     torch.set_num_threads(1)
     splits = None
-    for run in runs_to_evaluate(args.out, args.again, args.only):
+    for run in experiment_runs.runs_to_evaluate(args.out, args.again, args.only):
         splits = splits or evaluation_splits(args.data)
         model, tokenizer = load_tree_folder(run / "model")
         report = {"parameters": sum(p.numel() for p in model.parameters()), "by_split": {}}
@@ -141,12 +132,12 @@ def evaluate(args: argparse.Namespace) -> None:
             report["by_split"][name] = {"count": len(rows), "correct": result["correct"], "wrong_examples": wrong}
         state = sorted((run / "checkpoints").glob("checkpoint-*/trainer_state.json"))
         report["steps"] = json.loads(state[-1].read_text())["global_step"] if state else None
-        write_report(run, report)
+        experiment_runs.write_report(run, report)
 
 
 def collect(args: argparse.Namespace) -> None:
-    reports = read_reports(args.out)
-    machine = machine_line()
+    reports = experiment_runs.read_reports(args.out)
+    machine = experiment_runs.machine_line()
     lines = [
         "# Active <-> logical (the DTM papers' released trees) at CPU scale",
         "",
@@ -162,7 +153,7 @@ def collect(args: argparse.Namespace) -> None:
     ]
     for model, seeds in reports.items():
         runs = list(seeds.values())
-        cells = [mean_cell([r["by_split"][name]["correct"] for r in runs]) for name in SPLITS]
+        cells = [experiment_runs.mean_cell([r["by_split"][name]["correct"] for r in runs]) for name in SPLITS]
         paper = " / ".join(f"{value:.2f}" for value in PUBLISHED[model])
         steps = ", ".join(str(r["steps"]) for r in runs)
         lines.append(
@@ -177,7 +168,7 @@ def collect(args: argparse.Namespace) -> None:
         f"dtm-small|dte-small --set {' '.join(SETTINGS)} --batch-size 16 --steps STEPS` (AdamW lr 1e-3).",
     ]
     results = {"machine": machine, "published_table_1": PUBLISHED, "runs": reports}
-    write_results(args.out, lines, results)
+    experiment_runs.write_results(args.out, lines, results)
 
 
 CARD = """# Active <-> logical trees: {model} (shipped with hf_symbolinv)
@@ -228,7 +219,7 @@ def ship(args: argparse.Namespace) -> None:
     from hf_symbolinv.routes.tree import load_tree_folder
     from hf_symbolinv.utils.files import save_model_folder
 
-    run, report, model_name, seed = read_finished_run(args.out, args.run)
+    run, report, model_name, seed = experiment_runs.read_finished_run(args.out, args.run)
     model, tokenizer = load_tree_folder(run / "model")
     correct = [report["by_split"][name]["correct"] for name in SPLITS]
     reached = min(correct) >= 0.99
@@ -257,7 +248,7 @@ def ship(args: argparse.Namespace) -> None:
 
 
 def main() -> None:
-    parser, actions = experiment_parser(
+    parser, actions = experiment_runs.experiment_parser(
         __doc__.split("\n\n")[0],
         DATA,
         OUT,
@@ -270,7 +261,7 @@ def main() -> None:
     actions["evaluate"].add_argument(
         "--only", nargs="*", default=None, metavar="RUN", help="these runs (NAME-sSEED) only"
     )
-    parse_and_run(parser, "DTM")
+    experiment_runs.parse_and_run(parser, "DTM")
 
 
 if __name__ == "__main__":
