@@ -78,7 +78,7 @@ def test_solve_reads_infix_in_both_logics_and_any_names(capsys: pytest.CaptureFi
     assert "in infix: Rain & (Snow | !Wind)" in blocks["& Rain | Snow ! Wind"]
     for text, block in blocks.items():
         task = "ltl" if ("F" in text or "U" in text) else "prop"
-        assert re.search(rf"^answered by: {task}-(small|best) \(a model that ships with the package\)$", block, re.M)
+        assert re.search(rf"^answered by: {task}-(small|35|best) \(a model that ships with the package\)$", block, re.M)
         assert re.search(r"^1\. .*    \[(correct|incorrect)\]$", block, re.MULTILINE), block
     assert re.search(r"^1\. trace .*; cycle\{.*\}    \[correct\]$", blocks["G F req -> F grant"], re.MULTILINE)
     assert "Rain = true" in blocks["Rain & (Snow | !Wind)"]

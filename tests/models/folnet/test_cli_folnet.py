@@ -85,7 +85,7 @@ def test_a_folnet_preset_gets_the_tasks_vocabulary_and_tree() -> None:
         (["pad_token_id=5"], "folnet-tiny", "kinship", "--set pad_token_id=5: task 'kinship' and its tokenizer fix"),
         (["eos_token_id=40"], "folnet-tiny", "kinship", "fix eos_token_id to 1"),
         (["vocabulary=prop"], "folnet-tiny", "kinship", "--set vocabulary='prop': task 'kinship'"),
-        (["vocab_size=999"], "dte-small", "tree", "fix vocab_size to 57"),
+        (["vocab_size=999"], "dte-small", "tree", "its tokenizer fix vocab_size to "),
         (["vocabulary=prop"], "dte-small", "tree", "fix vocabulary to 'tree'"),
     ],
 )
