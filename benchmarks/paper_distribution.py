@@ -29,7 +29,7 @@ from learning import load_for_evaluation, machine
 
 import dataset_builders
 from hf_symbolinv.evaluation import evaluate_model
-from hf_symbolinv.pretrained import CHOICE_TABLE, PRETRAINED_DIR, SHIPPED, SIZE_BANDS
+from hf_symbolinv.pretrained import CHOICE_TABLE, PRETRAINED_DIR, SHIPPED, SIZE_BANDS, size_band
 from hf_symbolinv.utils.files import record_written, write_text_atomic
 
 REPOSITORY = Path(__file__).resolve().parent.parent
@@ -85,7 +85,7 @@ def by_band(report: Any) -> dict[str, float]:
     totals: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for row in cells_of(report).values():
         for n, (hits, count) in row.items():
-            low, high = next((band for band in SIZE_BANDS if int(n) <= band[1]), SIZE_BANDS[-1])
+            low, high = size_band(int(n))
             totals[f"{low}-{high}"][0] += hits
             totals[f"{low}-{high}"][1] += count
     return {band: hits / count for band, (hits, count) in totals.items() if count}

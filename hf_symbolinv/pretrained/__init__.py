@@ -42,7 +42,8 @@ SHIPPED_TREES: dict[str, str] = {"active-logical": "tree"}
 #: The checkpoint a task's inputs get where no shipped model of the task has a choice table (see :func:`model_for`).
 DEFAULT_FOR_TASK: dict[str, str] = {"prop": "prop-35", "ltl": "ltl-best"}
 #: The table each shipped folder holds of its model's first answers on the validation split of the task's paper-size
-#: data (``prop-35`` / ``ltl-35``), by symbol count and formula size; written by ``scripts/model_choice.py``.
+#: data (``prop-35`` / ``ltl-35``), by symbol count and formula size; written by ``benchmarks/paper_distribution.py
+#: --write-choice``.
 CHOICE_TABLE = "evaluation.json"
 #: Formula sizes pooled into one cell of the choice (the bands of the paper's distribution, 1-35 nodes).
 SIZE_BANDS: tuple[tuple[int, int], ...] = ((1, 10), (11, 20), (21, 35))
@@ -69,9 +70,9 @@ def size_band(size: int) -> tuple[int, int]:
     return SIZE_BANDS[-1]
 
 
-def choice_table(name: str, folder: Path | None = None) -> dict[str, Any] | None:
+def choice_table(name: str) -> dict[str, Any] | None:
     """The choice table of the shipped model ``name`` (``None`` where its folder has none)."""
-    path = (folder if folder is not None else PRETRAINED_DIR / name) / CHOICE_TABLE
+    path = PRETRAINED_DIR / name / CHOICE_TABLE
     if not path.is_file():
         return None
     try:
