@@ -26,7 +26,6 @@ from dataset_builders.kinship import (
 from dataset_builders.output import FEATURES, LETTERS
 from hf_symbolinv.commands import main
 from hf_symbolinv.models.symbolinv.tokenization_symbolinv import SymbolInvTokenizer
-from hf_symbolinv.models.symbolinv.vocabulary import SPECIAL_TOKENS, get_vocabulary
 from hf_symbolinv.tasks import get_task
 from hf_symbolinv.tasks.kinship import (
     COMPOSITION,
@@ -43,6 +42,7 @@ from hf_symbolinv.tasks.kinship import (
     story_answer,
     story_people,
 )
+from hf_symbolinv.tasks.vocabulary import SPECIAL_TOKENS, get_vocabulary
 
 SAMPLES = 90  # a tiny build: 72/9/9 stories, so the test split has one story per k in 2..10
 MAX_K = dataset_builders.configs()["kinship"].max_size
