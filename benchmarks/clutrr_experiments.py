@@ -51,6 +51,45 @@ RUNS: dict[str, tuple[str, list[str], str]] = {
     ),
 }
 
+#: The length protocol: a ``NAME-lengths`` run is trained on the training file's k = 2 stories only and checked on its
+#: k = 3 stories (``OUT/data/lengths``), so that a model type is chosen by how far it carries composition beyond the
+#: chains it saw, which the ordinary held-out tenth (k = 2, 3 like training) cannot tell; nothing is chosen on a test
+#: file.
+LENGTHS = "-lengths"
+for _name in list(RUNS):
+    RUNS[_name + LENGTHS] = RUNS[_name]
+
+
+def lengths_folder(data: Path, out: Path) -> Path:
+    """``OUT/data/lengths`` with ``train.csv`` and ``validation.csv``: the k = 2 and the k = 3 rows of the released
+    training file, as released (written once, atomically; read by the package's CLUTRR reader like any folder)."""
+    import csv
+    import io
+
+    from hf_symbolinv.utils.files import write_text_atomic
+
+    folder = out / "data" / "lengths"
+    training = list(data.glob("*_train.csv"))
+    if len(training) != 1:
+        raise SystemExit(f"{data}: expected one *_train.csv file, found {len(training)}")
+    with training[0].open(newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        rows, columns = list(reader), reader.fieldnames
+    for split, task in (("train", "task_1.2"), ("validation", "task_1.3")):
+        chosen = [row for row in rows if row["task_name"] == task]
+        if not chosen:
+            raise SystemExit(f"{training[0]}: no rows with task_name {task}")
+        text = io.StringIO()
+        writer = csv.DictWriter(text, fieldnames=columns, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(chosen)
+        path = folder / f"{split}.csv"
+        if not path.is_file() or path.read_text(encoding="utf-8") != text.getvalue():
+            folder.mkdir(parents=True, exist_ok=True)
+            write_text_atomic(path, text.getvalue())
+    return folder
+
+
 # What the papers report. The FOLNet paper gives its CLUTRR results (FOLNet-base, BERT-base, BERT-LSTM, GAT; trained
 # on k = 2, 3) only as its Figure 5, whose values its text does not state; it says that FOLNet-base beats BERT-base by
 # 8 to 41 points at unseen k, is competitive with GAT at k = 2, 3 and 10 to 20 points above GAT at k = 10.
@@ -65,6 +104,8 @@ PUBLISHED = (
 def command(name: str, seed: int, data: Path, out: Path, steps: int, minutes: float) -> list[str]:
     preset, settings, _ = RUNS[name]
     start = ["--preset", preset, *(["--set", *settings] if settings else [])]
+    if name.endswith(LENGTHS):
+        data = lengths_folder(data, out)
     return experiment_runs.train_command(
         "clutrr", start, name, seed, data, out, steps, minutes, batch_size=64, eval_samples=512
     )
@@ -86,6 +127,8 @@ def evaluate_run(run: Path, data: Path) -> dict:
     model = AutoModelForSeq2SeqLM.from_pretrained(run / "model").eval()
     tokenizer = AutoTokenizer.from_pretrained(run / "model")
     splits = read_clutrr_folder(data)
+    if run.name.rsplit("-s", 1)[0].endswith(LENGTHS):  # checked on the training file's k = 3 stories
+        splits["validation"] = read_clutrr_folder(lengths_folder(data, run.parent.parent))["validation"]
     report: dict = {"parameters": sum(p.numel() for p in model.parameters()), "by_split": {}, "wrong": {}}
     for name in ["validation", *TESTS]:
         rows = splits[name]

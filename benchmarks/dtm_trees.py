@@ -38,9 +38,19 @@ RUNS = {
     "dtm-continued": "dtm-small",
     "dtm-continued2": "dtm-small",
     "dtm-continued3": "dtm-small",
+    "dtm-continued4": "dtm-small",
 }
 #: Runs that continue another (of the same seed) rather than start from a preset.
-CONTINUES = {"dtm-continued": "dtm", "dtm-continued2": "dtm-continued", "dtm-continued3": "dtm-continued2"}
+CONTINUES = {
+    "dtm-continued": "dtm",
+    "dtm-continued2": "dtm-continued",
+    "dtm-continued3": "dtm-continued2",
+    "dtm-continued4": "dtm-continued3",
+}
+#: The run (seed 0) that the shipped ``active-logical`` was written from. Run folders are not kept under version
+#: control, so a continuation of it starts from the shipped folder where the run's own folder is gone.
+SHIPPED_RUN = "dtm-continued3"
+SHIPPED = REPO / "hf_symbolinv" / "pretrained" / "active-logical"
 #: The Terminating DTE paper's Table 1, active <-> logical (DTM reproduced by its authors, DTE): train, test, OOD
 #: lexical, OOD structural.
 PUBLISHED = {"dtm": (1.00, 1.00, 1.00, 1.00), "dte": (1.00, 1.00, 1.00, 1.00)}
@@ -50,11 +60,13 @@ for _name in CONTINUES:
 
 def command(name: str, seed: int, data: Path, out: Path, steps: int, minutes: float) -> list[str]:
     # A continuation: the run it continues, of the same seed, trained further (a new cosine schedule from its model).
-    start = (
-        ["--init-from", str(out / "runs" / f"{CONTINUES[name]}-s{seed}" / "model")]
-        if name in CONTINUES
-        else ["--preset", RUNS[name], "--set", *SETTINGS]
-    )
+    if name in CONTINUES:
+        previous = out / "runs" / f"{CONTINUES[name]}-s{seed}" / "model"
+        if not previous.exists() and CONTINUES[name] == SHIPPED_RUN and seed == 0:
+            previous = SHIPPED
+        start = ["--init-from", str(previous)]
+    else:
+        start = ["--preset", RUNS[name], "--set", *SETTINGS]
     return experiment_runs.train_command(
         "tree", start, name, seed, data, out, steps, minutes, batch_size=16, eval_samples=256
     )
@@ -256,7 +268,7 @@ def main() -> None:
         (train, evaluate, collect, ship),
         steps=600,
         minutes=80.0,
-        destination=REPO / "hf_symbolinv" / "pretrained" / "active-logical",
+        destination=SHIPPED,
     )
     actions["evaluate"].add_argument(
         "--only", nargs="*", default=None, metavar="RUN", help="these runs (NAME-sSEED) only"

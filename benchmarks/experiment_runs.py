@@ -86,8 +86,13 @@ def write_report(run: Path, report: dict) -> None:
 
 
 def read_reports(out: Path) -> dict[str, dict[int, dict]]:
-    """Every run's report, by model name then seed."""
+    """Every run's report, by model name then seed: those recorded in ``out/results.json`` (run folders are not kept
+    under version control, so a new checkout has none), replaced by the run folders' own where present."""
     reports: dict[str, dict[int, dict]] = {}
+    recorded = out / "results.json"
+    if recorded.is_file():
+        for model, seeds in json.loads(recorded.read_text()).get("runs", {}).items():
+            reports[model] = {int(seed): report for seed, report in seeds.items()}
     for path in sorted((out / "runs").glob("*-s*/report.json")):
         model, seed = path.parent.name.rsplit("-s", 1)
         reports.setdefault(model, {})[int(seed)] = json.loads(path.read_text())

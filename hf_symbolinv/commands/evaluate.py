@@ -59,6 +59,11 @@ def add_evaluate_parser(subparsers: Subparsers) -> None:
         help="default: MODEL/heatmap-SPLIT.png (for a shipped model, NAME-heatmap-SPLIT.png in the current folder)",
     )
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--whole-story",
+        action="store_true",
+        help="CLUTRR models: ask the model each story whole instead of composing its chain two facts at a time",
+    )
     parser.set_defaults(handler=run_evaluate)
 
 

@@ -327,20 +327,27 @@ def evaluate_model(
     alpha_samples: int = 100,
     seed: int = 0,
     progress: bool = True,
+    answer: Callable[[list[str]], list[list[str]]] | None = None,
 ) -> EvaluationReport:
     """Generate and judge answers for ``sources``; alpha-covariance on up to ``alpha_samples`` inputs
     per symbol count, renaming their symbols into the first ``alpha_pool`` slots. New tokens stop at
-    ``max_new_tokens``, or earlier at the task's :attr:`~hf_symbolinv.tasks.Task.answer_budget` for the batch."""
+    ``max_new_tokens``, or earlier at the task's :attr:`~hf_symbolinv.tasks.Task.answer_budget` for the batch.
+    ``answer``: how the answers are made, when not by the model's generation (CLUTRR's chain composition); the
+    alpha-covariance is always the model's own generation's."""
     budget = get_task(task).answer_budget
-    answers = generate_answers(
-        model,
-        tokenizer,
-        sources,
-        num_beams=num_beams,
-        num_return_sequences=max(1, top_n),
-        batch_size=batch_size,
-        max_new_tokens=(lambda texts: min(max_new_tokens, max(map(budget, texts)))) if budget else max_new_tokens,
-        progress=progress,
+    answers = (
+        answer(list(sources))
+        if answer is not None
+        else generate_answers(
+            model,
+            tokenizer,
+            sources,
+            num_beams=num_beams,
+            num_return_sequences=max(1, top_n),
+            batch_size=batch_size,
+            max_new_tokens=(lambda texts: min(max_new_tokens, max(map(budget, texts)))) if budget else max_new_tokens,
+            progress=progress,
+        )
     )
     report = evaluate_answers(task, sources, answers, references, num_symbols, sizes)
     num_base = model.config.num_base_tokens

@@ -64,6 +64,7 @@ class Solver:
 
         self.folder = resolve_model_folder(str(model)) if model is not None else None
         self._loaded: dict[Path, tuple[Any, str]] = {}
+        self._composers: dict[tuple[Path, int], Any] = {}
 
     def model_folder(self, text: str, task: str | None = None, symbols: str | None = None) -> Path:
         """The folder that answers ``text``: the solver's model, else the shipped one for its task and size."""
@@ -112,9 +113,13 @@ class Solver:
         rule = _symbol_rule(symbols)
         model_input = in_model_operators(text, task_name, symbols)
         budget = {} if max_new_tokens is None else {"max_new_tokens": max_new_tokens}
-        generated = pipe(model_input, symbols=symbols, num_beams=max(beam, top_n), num_return_sequences=top_n, **budget)
+        texts = self.composed(folder, pipe, model_input, beam, top_n) if task_name == "clutrr" else None
+        if texts is None:
+            generated = pipe(
+                model_input, symbols=symbols, num_beams=max(beam, top_n), num_return_sequences=top_n, **budget
+            )
+            texts = [item["generated_text"] for item in generated]
         source = as_logic(text, task_name, rule)
-        texts = [item["generated_text"] for item in generated]
         judged = [as_logic(answer_text, task_name, rule, answer=True) for answer_text in texts]
         # The checker's and the exact solver's work: pure Python, run where `check_runner` says (the web page runs it
         # in a process it can stop).
@@ -125,6 +130,22 @@ class Solver:
         if checked.solver_text is not None and checked.solver_state is not None:
             rescue = _shown(checked.solver_text, checked.solver_state, task_name, None, by_solver=True)
         return Solution(text, task_name, folder, answers, satisfiable, rescue)
+
+    def composed(self, folder: Path, pipe: Any, story: str, beam: int, top_n: int) -> list[str] | None:
+        """A CLUTRR story's ``top_n`` answers by composing its chain two facts at a time (as ``symbolinv evaluate``
+        answers; :mod:`hf_symbolinv.evaluation.chains`), or None where the story holds no single chain."""
+        from ..tasks.clutrr import CLUTRR_RELATIONS, story_chain
+        from .chains import ChainComposer
+
+        try:
+            chain = story_chain(story)
+        except ValueError:
+            return None
+        width = max(beam, top_n)
+        key = (folder, width)
+        if key not in self._composers:
+            self._composers[key] = ChainComposer(pipe.model, pipe.tokenizer, CLUTRR_RELATIONS, beam=width)
+        return self._composers[key].compose(chain).relations[:top_n]
 
     def check_runner(self, work: Callable[..., T], args: tuple) -> T:
         """Where the checking work of :meth:`solve` runs: here, in this thread (the web page's solver runs it in a

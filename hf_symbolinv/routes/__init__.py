@@ -91,6 +91,9 @@ class EvaluateArguments:
     report: PathLike | None = None
     heatmap: PathLike | None = None
     seed: int = 0
+    #: CLUTRR models: read each story whole instead of composing its chain two facts at a time
+    #: (:mod:`hf_symbolinv.evaluation.chains`).
+    whole_story: bool = False
 
 
 def _refuse_options_not_taken(arguments: TrainArguments, route: Route) -> None:

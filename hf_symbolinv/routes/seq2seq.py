@@ -224,12 +224,21 @@ def evaluate_seq2seq(args: Any, folder: Path, report_path: Path, heatmap_path: P
             f"--alpha-pool {args.alpha_pool} is more than the {capacity} symbols the model's tokenizer has"
         )
     task = task_for_vocabulary(model.config.vocabulary).name
+    if args.whole_story and task != "clutrr":
+        raise ValueError(f"--whole-story applies to CLUTRR models only; {folder} answers {task}")
     split = load_split(args.data, task, args.split, args.limit)
     sources, targets = list(split["input"]), list(split["target"])
     if getattr(model.config, "embedding_type", None) == "random":
         loss = median_loss_draw(model, tokenizer, sources, targets, args.draws, args.seed)
         print(f"random embeddings: using the median-loss draw of {args.draws} (loss {loss:.4f})")
     columns = split.column_names
+    answer = None
+    if task == "clutrr" and not args.whole_story:
+        from ..evaluation.chains import composed_answers
+
+        def answer(texts: list[str]) -> list[list[str]]:
+            return composed_answers(model, tokenizer, texts, beam=args.beam, top_n=args.top_n)
+
     report = evaluate_model(
         model,
         tokenizer,
@@ -246,9 +255,13 @@ def evaluate_seq2seq(args: Any, folder: Path, report_path: Path, heatmap_path: P
         max_perm=args.max_perm,
         alpha_samples=args.alpha_samples,
         seed=args.seed,
+        answer=answer,
     )
     print("\n".join(report.summary_lines()))
-    write_text_atomic(report_path, json.dumps(report.to_dict(), indent=1, default=str))
+    written = report.to_dict()
+    if task == "clutrr":
+        written["answered_by"] = "the whole story" if args.whole_story else f"chain composition (beam {args.beam})"
+    write_text_atomic(report_path, json.dumps(written, indent=1, default=str))
     save_heatmap(report, report_path.with_name(report_path.stem + "-heatmap.json"), heatmap_path)
     record_written(report_path, report_path.with_name(report_path.stem + "-heatmap.json"), heatmap_path)
     print(f"report: {report_path}\nheatmap: {heatmap_path}")

@@ -204,6 +204,7 @@ _EVALUATE_NOT_FOR_TREES: dict[str, Any] = {
     "max_perm": 120,
     "alpha_samples": 100,
     "draws": 10,
+    "whole_story": False,
 }
 
 ROUTE = Route(

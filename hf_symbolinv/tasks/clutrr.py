@@ -247,6 +247,20 @@ def read_story(text: str) -> tuple[list[tuple[str, str, str]], tuple[str, str]]:
     return read_relation_story(text, CLUTRR_RELATIONS, CLUTRR_RELATIONS, "a relation word")
 
 
+def story_chain(text: str) -> list[str]:
+    """The relation words, in chain order, of the chain of facts of a symbolic story from the query's first person
+    to its second: the facts as written where they walk from one to the other (CLUTRR's symbolic stories write their
+    chain in order, and a chain may pass a person twice), else the one chain the facts hold, each followed from its
+    first person to its second; ``ValueError`` where the text is no story or holds no such chain or more than one."""
+    from .kinship import chain_of_facts
+
+    facts, query = read_story(text)
+    walk = [facts[0][0]] + [y for _, _, y in facts]
+    if walk[0] == query[0] and walk[-1] == query[1] and all(x == walk[i] for i, (x, _, _) in enumerate(facts)):
+        return [word for _, word, _ in facts]
+    return chain_of_facts(facts, query, text)[1]
+
+
 def story_people(text: str) -> list[str]:
     """Everybody a symbolic story names, in order of first appearance."""
     return people_named(*read_story(text))

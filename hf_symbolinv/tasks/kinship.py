@@ -164,7 +164,15 @@ def story_people(text: str) -> list[str]:
 def parse_story(text: str) -> tuple[list[str], list[str]]:
     """The names (chain order) and fact words of the one chain of facts from the query's first person to its
     second; ``ValueError`` where the text is no story, or holds no such chain or more than one."""
-    facts, (start, end) = read_facts(text)
+    facts, query = read_facts(text)
+    return chain_of_facts(facts, query, text)
+
+
+def chain_of_facts(facts: Sequence[Fact], query: tuple[str, str], text: str) -> tuple[list[str], list[str]]:
+    """The names (chain order) and fact words of the one chain of ``facts`` (each followed from its first person to
+    its second) from the query's first person to its second; ``ValueError`` naming ``text`` where there is no such
+    chain or more than one."""
+    start, end = query
     chains: set[tuple[tuple[str, ...], tuple[str, ...]]] = set()
     # Depth-first over simple paths; a person is never visited twice on one path, so this ends.
     stack: list[tuple[tuple[str, ...], tuple[str, ...]]] = [((start,), ())]
