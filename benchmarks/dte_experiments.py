@@ -74,6 +74,7 @@ def planned_runs(
 
 
 def build_data(data_dir: Path, tasks: tuple[str, ...]) -> None:
+    from dataset_builders.params import BuildOptions
     from dataset_builders.trees import build_trees
 
     for task in tasks:
@@ -81,10 +82,7 @@ def build_data(data_dir: Path, tasks: tuple[str, ...]) -> None:
         build_trees(
             task,
             data_dir / task,
-            num_samples=spec["samples"],
-            max_size=spec["max_size"],
-            max_depth=MAX_DEPTH,
-            progress=False,
+            BuildOptions(num_samples=spec["samples"], max_size=spec["max_size"], max_depth=MAX_DEPTH, progress=False),
         )
 
 
@@ -256,7 +254,8 @@ def collect(out: Path, runs: list[dict], data_dir: Path, command: str | None, ta
         "Commands: " + "; ".join(f"`{line}` ({', '.join(names)})" for line, names in by_command.items()) + "  ",
         f"Machine: {machine}, torch {__import__('torch').__version__}; runs two or three at a time, one thread each, "
         "so s/step (training time per step) compares the models only roughly.  ",
-        f"Data: `dataset_builders.build_trees(CONFIG, DIR, num_samples=N, max_size=M, max_depth={MAX_DEPTH})`, "
+        "Data: `dataset_builders.build_trees(CONFIG, DIR, BuildOptions(num_samples=N, max_size=M, "
+        f"max_depth={MAX_DEPTH}))`, "
         + "; ".join(
             f"{task}: N {spec['samples']:,} ({spec['samples'] * 8 // 10:,} training rows; test and OOD splits of "
             f"{spec['samples'] // 10:,}), M {spec['max_size']}, {spec['train_steps']:,} training steps"

@@ -41,6 +41,7 @@ from dte_experiments import mean_spread
 from prop_experiments import build_data, evaluate_saved, run_once, train
 
 import dataset_builders
+from dataset_builders.params import BuildOptions
 from hf_symbolinv.evaluation import evaluate_model
 from hf_symbolinv.utils.files import write_text_atomic
 
@@ -106,7 +107,7 @@ PROP_RUNS: dict[str, tuple[str, list[str], str]] = {
 
 def kinship_data(data_dir: Path, samples: int, config: str = "kinship") -> tuple[Path, object]:
     folder = data_dir / config
-    dataset = dataset_builders.build(config, folder, num_samples=samples, seed=0, progress=False)
+    dataset = dataset_builders.build(config, folder, BuildOptions(num_samples=samples, seed=0, progress=False))
     return folder, dataset["test"]
 
 

@@ -49,6 +49,7 @@ from learning import evaluate_groups, load_for_evaluation, machine, small_tests
 
 import dataset_builders
 from dataset_builders.errors import OutputInUseError
+from dataset_builders.params import BuildOptions
 from hf_symbolinv.commands.train import train_command_line
 from hf_symbolinv.evaluation import evaluate_model
 from hf_symbolinv.routes import TrainArguments, train
@@ -426,9 +427,7 @@ def run_call(name: str, args: argparse.Namespace) -> dict[str, Any]:
             f"its checkpoint (e.g. from version control), or remove the log's later lines to go on from {kept_step:,}"
         )
     data = args.data_dir / campaign.data
-    options = {"workers": args.build_workers, "progress": False}
-    if campaign.num_samples is not None:
-        options["num_samples"] = campaign.num_samples
+    options = BuildOptions(num_samples=campaign.num_samples, workers=args.build_workers, progress=False)
     build_shared_data(campaign.data, data, options)
     remove_stale(state)
     if kept_step > held_step:
@@ -480,13 +479,13 @@ def run_call(name: str, args: argparse.Namespace) -> dict[str, Any]:
     return entry
 
 
-def build_shared_data(config: str, data: Path, options: dict[str, Any], wait_seconds: float = 1800) -> None:
+def build_shared_data(config: str, data: Path, options: BuildOptions, wait_seconds: float = 1800) -> None:
     """Build (or find built) the dataset ``config`` in ``data``, waiting while another campaign's call builds or
     checks the same folder: runs on one dataset started side by side would otherwise fail at once on its lock."""
     deadline = time.monotonic() + wait_seconds
     while True:
         try:
-            dataset_builders.build(config, data, **options)
+            dataset_builders.build(config, data, options)
             return
         except OutputInUseError:
             if time.monotonic() > deadline:

@@ -37,6 +37,7 @@ from typing import Any
 import torch
 
 import dataset_builders
+from dataset_builders.params import BuildOptions
 from hf_symbolinv.evaluation import evaluate_model
 from hf_symbolinv.routes import TrainArguments, train
 from hf_symbolinv.training import default_warmup_steps
@@ -177,8 +178,10 @@ def evaluate_groups(model_dir: Path, task: str, tests: dict[str, Any], beam: int
 
 
 def small_tests(data_dir: Path, task: str, limit: int) -> dict[str, Any]:
-    small = dataset_builders.build(f"{task}-small", data_dir / f"{task}-small", progress=False)
-    wide = dataset_builders.build(f"{task}-small-8sym", data_dir / f"{task}-small-8sym", progress=False)["test"]
+    small = dataset_builders.build(f"{task}-small", data_dir / f"{task}-small", BuildOptions(progress=False))
+    wide = dataset_builders.build(f"{task}-small-8sym", data_dir / f"{task}-small-8sym", BuildOptions(progress=False))[
+        "test"
+    ]
     wide = wide.filter(lambda row: row["num_symbols"] >= 4)
     return {
         "1-3 symbols": small["test"].select(range(min(limit, len(small["test"])))),
@@ -311,7 +314,7 @@ def run_curve(args: argparse.Namespace, name: str) -> dict[str, Any]:
     preset, extra, what = CURVE_RUNS[name]
     run_dir = args.out / "runs" / name
     data = args.data_dir / "ltl-small"
-    dataset_builders.build("ltl-small", data, progress=False)
+    dataset_builders.build("ltl-small", data, BuildOptions(progress=False))
     if preset == "bart":
         start = time.perf_counter()
         train_bart(run_dir, data, args.curve_steps)

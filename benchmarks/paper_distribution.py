@@ -28,6 +28,7 @@ from typing import Any
 from learning import load_for_evaluation, machine
 
 import dataset_builders
+from dataset_builders.params import BuildOptions
 from hf_symbolinv.evaluation import evaluate_model
 from hf_symbolinv.pretrained import CHOICE_TABLE, PRETRAINED_DIR, SHIPPED, SIZE_BANDS, size_band
 from hf_symbolinv.utils.files import record_written, write_text_atomic
@@ -49,7 +50,7 @@ def load_split(data_dir: Path, name: str, size: int, split: str, limit: int) -> 
     from datasets import load_dataset
 
     folder = data_dir / name
-    dataset_builders.build(name, folder, num_samples=size, progress=False)  # nothing to do once built
+    dataset_builders.build(name, folder, BuildOptions(num_samples=size, progress=False))  # nothing to do once built
     rows = load_dataset(str(folder), split=split)
     return rows.select(range(min(limit, len(rows))))
 

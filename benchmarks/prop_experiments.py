@@ -32,6 +32,7 @@ from pathlib import Path
 import torch
 
 import dataset_builders
+from dataset_builders.params import BuildOptions
 from hf_symbolinv.commands.common import field_value
 from hf_symbolinv.evaluation import evaluate_model
 from hf_symbolinv.routes import TrainArguments
@@ -47,9 +48,13 @@ TRAIN_OPTIONS = {"eval_samples": 16, "beam": 1, "seed": 0}
 
 def build_data(data_dir: Path, train_samples: int, test_samples: int, seed: int = 0) -> tuple[dict, dict]:
     """The 5-symbol ``prop-35`` dataset (built, or reused, in ``data_dir``) and the two test sets."""
-    five = dataset_builders.build("prop-35", data_dir / "prop-35", num_samples=train_samples, seed=seed, progress=False)
+    five = dataset_builders.build(
+        "prop-35", data_dir / "prop-35", BuildOptions(num_samples=train_samples, seed=seed, progress=False)
+    )
     ten = dataset_builders.build(
-        "prop-35-10sym", data_dir / "prop-35-10sym", num_samples=test_samples * 10, seed=seed + 1, progress=False
+        "prop-35-10sym",
+        data_dir / "prop-35-10sym",
+        BuildOptions(num_samples=test_samples * 10, seed=seed + 1, progress=False),
     )
     return five, {
         "5 symbols": five["test"].select(range(min(test_samples, len(five["test"])))),

@@ -7,6 +7,7 @@
 * :func:`load_deepltl` reads the original DeepLTL ``train.txt``/``val.txt``/``test.txt`` files,
   :func:`load_dtm` the original DTM ``*.jsonl`` files.
 * :func:`push_dataset` publishes a built directory to the Hub.
+* every builder takes what a build is asked for as one :class:`~dataset_builders.params.BuildOptions`.
 * the shared machinery, by concern: :mod:`.generation` (deterministic, parallel, resumable sampling),
   :mod:`.output` (output folders: locked, checked, written atomically), :mod:`.params` (configurations
   and build options), :mod:`.logic_tasks` (the logic datasets' sources and build), :mod:`.cards`
@@ -24,7 +25,10 @@ from __future__ import annotations
 
 import importlib
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .params import BuildOptions
 
 #: The tree configurations (:mod:`.trees`; their names share no family prefix).
 TREE_CONFIG_NAMES: tuple[str, ...] = (
@@ -70,6 +74,7 @@ _LAZY = {
     "build_copy_task": ".copy_task",
     "build_kinship": ".kinship",
     "build_trees": ".trees",
+    "BuildOptions": ".params",
     "push_dataset": ".hub",
     "is_built_dataset": ".output",
     "DeepLTLFormatError": ".deepltl",
@@ -109,15 +114,16 @@ def configs() -> dict[str, Any]:
     return out
 
 
-def build(name: str, out_dir: str | os.PathLike | None = None, **options: Any) -> Any:
-    """Build configuration ``name`` (one of :data:`CONFIG_NAMES`) and return its ``DatasetDict``;
-    ``options`` are those of the family's builder (``num_samples``, ``num_symbols``, ``max_size``,
-    ``seed``, ``workers``, ``progress``, ``overwrite``; ``timeout`` for LTL, ``max_depth`` for the trees).
+def build(name: str, out_dir: str | os.PathLike | None = None, options: BuildOptions | None = None) -> Any:
+    """Build configuration ``name`` (one of :data:`CONFIG_NAMES`) as ``options`` ask (a :class:`BuildOptions`:
+    ``num_samples``, ``num_symbols``, ``max_size``, ``seed``, ``workers``, ``progress``, ``overwrite``; ``timeout``
+    for LTL, ``max_depth`` for the trees; default: the configuration's parameters) and return its ``DatasetDict``,
+    e.g. ``build("ltl-small", "data/ltl-small", BuildOptions(num_samples=1000, seed=1))``.
 
     Errors are :class:`DatasetBuildError` (a ``ValueError``, one line naming the path): another build
     writing ``out_dir`` (:class:`OutputInUseError`), a dataset of other parameters there without
     ``overwrite`` (:class:`ParametersChangedError`), an unusable folder (:class:`OutputDirError`),
-    no sample at all (:class:`EmptyDatasetError`)."""
+    no sample at all (:class:`EmptyDatasetError`); an option the family does not use is a ``ValueError``."""
     if name not in CONFIG_NAMES:
         raise ValueError(f"unknown dataset configuration {name!r}; choose one of {', '.join(CONFIG_NAMES)}")
     modules = _family_modules()
@@ -129,7 +135,7 @@ def build(name: str, out_dir: str | os.PathLike | None = None, **options: Any) -
         "kinship": modules["kinship"].build_kinship,
         "trees": modules["trees"].build_trees,
     }[family]
-    return builder(name, out_dir, **options)
+    return builder(name, out_dir, options)
 
 
 def load_deepltl(path: str | os.PathLike, task: str = "auto", check: bool = False) -> Any:

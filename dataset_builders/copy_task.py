@@ -27,7 +27,7 @@ from hf_symbolinv.tasks.copy import CopySpec, random_copy_string, sample_copy_st
 from .cards import card_metadata, markdown_table, size_stats
 from .generation import Outcome, default_chunk_size, derived_rng, fingerprint_of, generate, split_rows
 from .output import FEATURES, SPLIT_FRACTIONS, BuildDirectory, write_dataset
-from .params import BuildParams, ConfigSpec, resolve_params
+from .params import BuildOptions, BuildParams, ConfigSpec, checked_options, resolve_params
 
 __all__ = ["CONFIGS", "build_copy_task"]
 
@@ -185,30 +185,22 @@ def _card(spec: ConfigSpec, params: BuildParams, dataset: datasets.DatasetDict) 
 
 
 def build_copy_task(
-    config: str = "copy-small",
-    out_dir: str | os.PathLike | None = None,
-    *,
-    num_samples: int | None = None,
-    num_symbols: int | None = None,
-    max_size: int | None = None,
-    seed: int = 0,
-    workers: int | None = None,
-    progress: bool = True,
-    on_accept: Callable[[int], None] | None = None,
-    chunk_size: int | None = None,
-    overwrite: bool = False,
+    config: str = "copy-small", out_dir: str | os.PathLike | None = None, options: BuildOptions | None = None
 ) -> datasets.DatasetDict:
-    """Build a copy-task configuration and return it as a ``DatasetDict``.
+    """Build a copy-task configuration as ``options`` ask (default: its parameters) and return it as a
+    ``DatasetDict``.
 
     ``num_symbols`` is the most distinct characters, ``max_size`` the longest string; for the grids
     ``num_samples`` is the count per cell. ``workers`` is accepted for a uniform interface (the
     strings are drawn in this process). With ``out_dir`` the dataset is written there too; a dataset of
-    other parameters already there is replaced only with ``overwrite``.
+    other parameters already there is replaced only with ``options.overwrite``.
     """
+    options = checked_options(options)
     if config not in CONFIGS:
         raise ValueError(f"unknown copy configuration {config!r}; choose one of {', '.join(CONFIGS)}")
     spec = CONFIGS[config]
-    params = resolve_params(spec, num_samples, num_symbols, max_size, seed)
+    options.refuse_unused(config)
+    params = resolve_params(spec, options)
     if params.num_symbols < 1:
         raise ValueError("--num-symbols must be at least 1 for the copy task")
     if not spec.is_grid and params.num_symbols > params.max_size:
@@ -217,7 +209,7 @@ def build_copy_task(
         )
     info = {"config": spec.name, "family": "copy", **params.as_dict()}
     info["fingerprint"] = fingerprint_of(info)
-    with BuildDirectory(out_dir, info, overwrite=overwrite) as directory:
+    with BuildDirectory(out_dir, info, overwrite=options.overwrite) as directory:
         if directory.built is not None:
             return directory.built
         if spec.is_grid:
@@ -237,10 +229,10 @@ def build_copy_task(
             info["fingerprint"],
             limits=limits,
             workers=1,
-            chunk_size=chunk_size or default_chunk_size(total),
+            chunk_size=options.chunk_size or default_chunk_size(total),
             description=spec.name,
-            on_accept=on_accept,
-            progress=progress,
+            on_accept=options.on_accept,
+            progress=options.progress,
         )
         if spec.is_grid:
             rows.sort(key=lambda row: (row["num_symbols"], row["size"]))

@@ -67,7 +67,7 @@ from .generation import (
     split_counts,
 )
 from .output import FEATURES, LETTERS, SPLIT_FRACTIONS, BuildDirectory, write_dataset
-from .params import BuildParams, ConfigSpec, resolve_params
+from .params import BuildOptions, BuildParams, ConfigSpec, checked_options, resolve_params
 
 __all__ = [
     "CONFIGS",
@@ -549,31 +549,23 @@ def _card(spec: ConfigSpec, params: BuildParams, dataset: datasets.DatasetDict, 
 
 
 def build_kinship(
-    config: str = "kinship",
-    out_dir: str | os.PathLike | None = None,
-    *,
-    num_samples: int | None = None,
-    num_symbols: int | None = None,
-    max_size: int | None = None,
-    seed: int = 0,
-    workers: int | None = None,
-    progress: bool = True,
-    on_accept: Callable[[int], None] | None = None,
-    chunk_size: int | None = None,
-    overwrite: bool = False,
+    config: str = "kinship", out_dir: str | os.PathLike | None = None, options: BuildOptions | None = None
 ) -> datasets.DatasetDict:
-    """Build a kinship configuration and return it as a ``DatasetDict``.
+    """Build a kinship configuration as ``options`` ask (default: its parameters) and return it as a
+    ``DatasetDict``.
 
     ``num_samples``: stories before splitting (``kinship-test``: stories per chain length);
     ``num_symbols``: the training names (the first letters; the test draws from the rest); ``max_size``: the
     longest test chain. With ``out_dir`` the dataset is written there too; a dataset of other parameters
-    already there is replaced only with ``overwrite``. ``on_accept`` is called with the stories accepted so
-    far, over all splits.
+    already there is replaced only with ``options.overwrite``. ``on_accept`` is called with the stories accepted
+    so far, over all splits.
     """
+    options = checked_options(options)
     if config not in CONFIGS:
         raise ValueError(f"unknown kinship configuration {config!r}; choose one of {', '.join(CONFIGS)}")
     spec = CONFIGS[config]
-    params = resolve_params(spec, num_samples, num_symbols, max_size, seed)
+    options.refuse_unused(config)
+    params = resolve_params(spec, options)
     _check(spec, params)
     train_pool, test_pool = name_pools(params.num_symbols)
     test_sizes = tuple(range(params.min_size, params.max_size + 1))
@@ -588,12 +580,13 @@ def build_kinship(
         }
     info = {"config": spec.name, "family": "kinship", "stories": STORY_VERSION, **params.as_dict()}
     info["fingerprint"] = fingerprint_of(info)
-    with BuildDirectory(out_dir, info, overwrite=overwrite) as directory:
+    with BuildDirectory(out_dir, info, overwrite=options.overwrite) as directory:
         if directory.built is not None:
             return directory.built
         splits: dict[str, list[dict]] = {}
         drops: Counter[str] = Counter()
         done = 0
+        on_accept = options.on_accept  # called with the count over all splits
         for name, (sizes, pool, limits) in plan.items():
             total = sum(limits.values())
             # Validation repeats no training story (test names differ from training names anyway).
@@ -613,13 +606,13 @@ def build_kinship(
                 directory.part(f"{spec.name}-{name}"),
                 info["fingerprint"],
                 limits=limits,
-                workers=workers,
-                chunk_size=chunk_size or default_chunk_size(total),
+                workers=options.workers,
+                chunk_size=options.chunk_size or default_chunk_size(total),
                 description=f"{spec.name} {name}",
                 on_accept=None if on_accept is None else (lambda n, offset=done: on_accept(offset + n)),
                 unique="input",
                 exclude=exclude,
-                progress=progress,
+                progress=options.progress,
             )
             drops.update(state.drops)
             done += len(rows)

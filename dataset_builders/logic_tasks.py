@@ -29,13 +29,14 @@ from .generation import (
 )
 from .output import FEATURES, LETTERS, SPLIT_FRACTIONS, BuildDirectory, write_dataset
 from .params import (
-    DEFAULT_TIMEOUT,
     GRID_ATTEMPTS_EXTRA,
     GRID_ATTEMPTS_PER_SAMPLE,
     REDUCED_SHARE,
     SUPP_SHARES,
+    BuildOptions,
     BuildParams,
     ConfigSpec,
+    checked_options,
     resolve_params,
 )
 
@@ -54,7 +55,8 @@ class LogicTask:
     samples exist (a constant propositional formula is valid or unsatisfiable: both dropped).
     ``fallback`` (optional) solves again, differently, when the checker rejects a target.
     ``draw(rng, size, names)`` must never return a formula larger than ``size`` (the size-gated
-    source skips draws whose every possible size is full).
+    source skips draws whose every possible size is full). ``default_timeout`` is the solver's time-out per
+    formula when a build asks for none; ``None``: the family solves without one and refuses a ``timeout`` option.
     """
 
     name: str
@@ -69,6 +71,7 @@ class LogicTask:
     min_symbols: int = 0
     target_name: str = "target"
     fallback: Callable[[Formula, float | None], tuple[str, Any]] | None = None
+    default_timeout: float | None = None
 
 
 def realise_formula(task: LogicTask, text: str, timeout: float | None) -> Outcome:
@@ -445,22 +448,17 @@ def build_logic(
     spec: ConfigSpec,
     about: str,
     out_dir: str | os.PathLike | None = None,
-    *,
-    num_samples: int | None = None,
-    num_symbols: int | None = None,
-    max_size: int | None = None,
-    seed: int = 0,
-    workers: int | None = None,
-    timeout: float | None = DEFAULT_TIMEOUT,
-    on_accept: Callable[[int], None] | None = None,
-    chunk_size: int | None = None,
-    progress: bool = True,
-    overwrite: bool = False,
+    options: BuildOptions | None = None,
 ) -> datasets.DatasetDict:
-    """Build one logic configuration (see :class:`ConfigSpec`); ``about`` describes the family's
-    generator and solver for the card. A dataset of other parameters already in ``out_dir`` is
-    replaced only with ``overwrite`` (see :class:`~dataset_builders.output.BuildDirectory`)."""
-    params = resolve_params(spec, num_samples, num_symbols, max_size, seed, timeout)
+    """Build one logic configuration (see :class:`ConfigSpec`) as ``options`` ask (default: the configuration's
+    parameters); ``about`` describes the family's generator and solver for the card. A dataset of other parameters
+    already in ``out_dir`` is replaced only with ``options.overwrite`` (see
+    :class:`~dataset_builders.output.BuildDirectory`)."""
+    options = checked_options(options)
+    timed = task.default_timeout is not None
+    options.refuse_unused(spec.name, ("timeout",) if timed else ())
+    timeout = (task.default_timeout if options.timeout is None else options.timeout) if timed else None
+    params = resolve_params(spec, options, timeout)
     if params.num_symbols < task.min_symbols:
         raise ValueError(
             f"--num-symbols must be at least {task.min_symbols} for {spec.name} (a {task.name} formula without "
@@ -468,31 +466,37 @@ def build_logic(
         )
     info = {"config": spec.name, **logic_build_info(task, params)}
     info["fingerprint"] = fingerprint_of(info)
-    options = {
-        "workers": workers,
-        "on_accept": on_accept,
-        "chunk_size": chunk_size,
-        "progress": progress,
+    step_options = {
+        "workers": options.workers,
+        "on_accept": options.on_accept,
+        "chunk_size": options.chunk_size,
+        "progress": options.progress,
         "description": spec.name,
     }
-    with BuildDirectory(out_dir, info, overwrite=overwrite) as directory:
+    with BuildDirectory(out_dir, info, overwrite=options.overwrite) as directory:
         if directory.built is not None:
             return directory.built  # rerunning a finished build
         reports = []
         if spec.is_grid:
-            rows, report = grid_rows(task, spec.name, params, directory, options)
+            rows, report = grid_rows(task, spec.name, params, directory, step_options)
             reports.append(report)
             splits = {"test": rows}
         else:
             tag = spec.base or spec.name
-            rows, report = gated_rows(task, tag, params, directory, options)
+            rows, report = gated_rows(task, tag, params, directory, step_options)
             reports.append(report)
             splits = split_rows(rows, SPLIT_FRACTIONS, params.seed)
             if spec.variant == "test":
                 splits = {"test": rows}
             elif spec.variant == "supp":
                 extra, report = supp_rows(
-                    task, tag, params, len(splits["train"]), directory, options, exclude=[row["input"] for row in rows]
+                    task,
+                    tag,
+                    params,
+                    len(splits["train"]),
+                    directory,
+                    step_options,
+                    exclude=[row["input"] for row in rows],
                 )
                 reports.append(report)
                 train = splits["train"] + extra
@@ -500,6 +504,7 @@ def build_logic(
                 splits["train"] = train
             elif spec.variant == "renamed":
                 rename_one = functools.partial(rename_sample, task, timeout=params.timeout)
+                workers, progress = options.workers, options.progress
                 splits = {
                     name: map_rows(rename_one, split, workers, f"{spec.name}: renaming {name}", progress)
                     for name, split in splits.items()
@@ -551,11 +556,10 @@ def build_random35(
     about: str,
     config: str,
     out_dir: str | os.PathLike | None,
-    options: Mapping[str, Any],
+    options: BuildOptions | None,
 ) -> datasets.DatasetDict:
-    """Build the configuration ``config`` of a random-formula family (``options``: :func:`build_logic`'s keyword
-    arguments)."""
+    """Build the configuration ``config`` of a random-formula family as ``options`` ask (see :func:`build_logic`)."""
     if config not in configs:
         kind = {"ltl": "LTL", "prop": "propositional"}.get(task.name, task.name)
         raise ValueError(f"unknown {kind} configuration {config!r}; choose one of {', '.join(configs)}")
-    return build_logic(task, configs[config], about, out_dir, **options)
+    return build_logic(task, configs[config], about, out_dir, options)

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import os
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import datasets
 
@@ -46,7 +46,7 @@ from hf_symbolinv.logic import (
 )
 
 from .logic_tasks import LogicTask, build_random35, random35_configs
-from .params import DEFAULT_TIMEOUT, ConfigSpec
+from .params import DEFAULT_TIMEOUT, BuildOptions, ConfigSpec
 
 __all__ = ["CONFIGS", "LTL_TASK", "build_ltl_random35"]
 
@@ -92,6 +92,7 @@ LTL_TASK = LogicTask(
     drop_reasons=("unsat", "timeout"),
     min_symbols=0,
     target_name="trace",
+    default_timeout=DEFAULT_TIMEOUT,
 )
 
 _ABOUT = """\
@@ -128,40 +129,15 @@ CONFIGS: dict[str, ConfigSpec] = random35_configs(
 
 
 def build_ltl_random35(
-    config: str = "ltl-35",
-    out_dir: str | os.PathLike | None = None,
-    *,
-    num_samples: int | None = None,
-    num_symbols: int | None = None,
-    max_size: int | None = None,
-    seed: int = 0,
-    workers: int | None = None,
-    timeout: float | None = DEFAULT_TIMEOUT,
-    progress: bool = True,
-    on_accept: Callable[[int], None] | None = None,
-    chunk_size: int | None = None,
-    overwrite: bool = False,
+    config: str = "ltl-35", out_dir: str | os.PathLike | None = None, options: BuildOptions | None = None
 ) -> datasets.DatasetDict:
-    """Build an LTL configuration and return it as a ``DatasetDict``.
+    """Build an LTL configuration as ``options`` ask (default: its parameters) and return it as a ``DatasetDict``.
 
     With ``out_dir`` the dataset is also written there (Parquet shards and a dataset card, the
     layout ``load_dataset(out_dir)`` reads) and an interrupted build resumes where it stopped when
     rerun with the same parameters; a dataset of other parameters there (finished or interrupted)
-    is refused unless ``overwrite``, and a folder another build is writing is refused at once
+    is refused unless ``options.overwrite``, and a folder another build is writing is refused at once
     (:class:`~dataset_builders.errors.OutputInUseError`). ``num_samples`` is the total before splitting (for
-    ``ltl-heatmap``: the cap per cell); ``workers`` defaults to all cores. ``on_accept`` (called
-    with the count accepted so far) and ``chunk_size`` are hooks for tests.
+    ``ltl-heatmap``: the cap per cell); ``timeout`` the solver's per formula (default :data:`DEFAULT_TIMEOUT`).
     """
-    options = dict(
-        num_samples=num_samples,
-        num_symbols=num_symbols,
-        max_size=max_size,
-        seed=seed,
-        workers=workers,
-        timeout=timeout,
-        on_accept=on_accept,
-        chunk_size=chunk_size,
-        progress=progress,
-        overwrite=overwrite,
-    )
     return build_random35(LTL_TASK, CONFIGS, _ABOUT, config, out_dir, options)

@@ -1,7 +1,9 @@
-"""Build parameters: the configurations' specs and the options a build resolves them with."""
+"""Build parameters: the configurations' specs, the options a build is asked for (:class:`BuildOptions`) and the
+parameters it resolves them to (:class:`BuildParams`, what a build's fingerprint records)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,20 +53,61 @@ class BuildParams:
         return dict(self.__dict__)
 
 
-def resolve_params(
-    spec: ConfigSpec,
-    num_samples: int | None,
-    num_symbols: int | None,
-    max_size: int | None,
-    seed: int,
-    timeout: float | None = None,
-) -> BuildParams:
+#: The options that only some families use, and which: another family's builder refuses them.
+FAMILY_OPTIONS = {"timeout": "the LTL configurations", "max_depth": "the tree configurations"}
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    """What a build is asked for: every ``build_*`` function and :func:`dataset_builders.build` take one.
+
+    ``num_samples``, ``num_symbols`` and ``max_size`` default to the configuration's (what each means per family:
+    the family's ``build_*``); ``seed`` picks the random streams; ``workers`` the worker processes (default: all
+    cores; the result does not depend on it). ``timeout`` (LTL only: seconds per solve, default
+    :data:`DEFAULT_TIMEOUT`) and ``max_depth`` (the tree configurations only: the deepest node, default 8) are
+    refused by the other families. ``progress`` shows a progress bar; ``overwrite`` replaces a dataset of other
+    parameters in the output folder. ``on_accept`` (called with the count accepted so far) and ``chunk_size``
+    (samples per committed chunk) are hooks for tests. An unknown field is a ``TypeError``, as for any dataclass.
+    """
+
+    num_samples: int | None = None
+    num_symbols: int | None = None
+    max_size: int | None = None
+    seed: int = 0
+    workers: int | None = None
+    timeout: float | None = None
+    max_depth: int | None = None
+    progress: bool = True
+    overwrite: bool = False
+    on_accept: Callable[[int], None] | None = None
+    chunk_size: int | None = None
+
+    def refuse_unused(self, config: str, used: Collection[str] = ()) -> None:
+        """Raise ``ValueError`` if a family-specific option other than ``used`` is set for ``config``."""
+        for name, families in FAMILY_OPTIONS.items():
+            if name not in used and getattr(self, name) is not None:
+                raise ValueError(f"{name} applies to {families} only, not {config}")
+
+
+def checked_options(options: BuildOptions | None) -> BuildOptions:
+    """A builder's ``options`` argument: the defaults for ``None``; anything but a :class:`BuildOptions` (a dict of
+    keyword arguments, say) is a ``TypeError``."""
+    if options is None:
+        return BuildOptions()
+    if not isinstance(options, BuildOptions):
+        raise TypeError(f"build options must be a BuildOptions, got {type(options).__name__}")
+    return options
+
+
+def resolve_params(spec: ConfigSpec, options: BuildOptions, timeout: float | None = None) -> BuildParams:
+    """The parameters of a build of ``spec`` asked for by ``options`` (the configuration's defaults filled in);
+    ``timeout`` is the one the family resolved (only the logic families have one)."""
     params = BuildParams(
         config=spec.name,
-        num_samples=spec.num_samples if num_samples is None else num_samples,
-        num_symbols=spec.num_symbols if num_symbols is None else num_symbols,
-        max_size=spec.max_size if max_size is None else max_size,
-        seed=seed,
+        num_samples=spec.num_samples if options.num_samples is None else options.num_samples,
+        num_symbols=spec.num_symbols if options.num_symbols is None else options.num_symbols,
+        max_size=spec.max_size if options.max_size is None else options.max_size,
+        seed=options.seed,
         min_size=spec.min_size,
         timeout=timeout,
     )

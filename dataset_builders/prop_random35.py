@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import datasets
 
@@ -36,7 +36,7 @@ from hf_symbolinv.logic import (
 )
 
 from .logic_tasks import LogicTask, build_random35, random35_configs
-from .params import ConfigSpec
+from .params import BuildOptions, ConfigSpec
 
 __all__ = ["CONFIGS", "PROP_TASK", "build_prop_random35", "minimal_assignment"]
 
@@ -130,31 +130,8 @@ CONFIGS: dict[str, ConfigSpec] = random35_configs(
 
 
 def build_prop_random35(
-    config: str = "prop-35",
-    out_dir: str | os.PathLike | None = None,
-    *,
-    num_samples: int | None = None,
-    num_symbols: int | None = None,
-    max_size: int | None = None,
-    seed: int = 0,
-    workers: int | None = None,
-    progress: bool = True,
-    on_accept: Callable[[int], None] | None = None,
-    chunk_size: int | None = None,
-    overwrite: bool = False,
+    config: str = "prop-35", out_dir: str | os.PathLike | None = None, options: BuildOptions | None = None
 ) -> datasets.DatasetDict:
-    """Build a propositional configuration and return it as a ``DatasetDict`` (parameters as
-    :func:`~dataset_builders.ltl_random35.build_ltl_random35`; there is no time-out)."""
-    options = dict(
-        num_samples=num_samples,
-        num_symbols=num_symbols,
-        max_size=max_size,
-        seed=seed,
-        workers=workers,
-        timeout=None,
-        on_accept=on_accept,
-        chunk_size=chunk_size,
-        progress=progress,
-        overwrite=overwrite,
-    )
+    """Build a propositional configuration and return it as a ``DatasetDict`` (as
+    :func:`~dataset_builders.ltl_random35.build_ltl_random35`; there is no time-out: ``options.timeout`` is refused)."""
     return build_random35(PROP_TASK, CONFIGS, _ABOUT, config, out_dir, options)

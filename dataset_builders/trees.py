@@ -83,7 +83,7 @@ from hf_symbolinv.utils.trees import (
 from .cards import card_metadata, markdown_table
 from .generation import Outcome, default_chunk_size, derived_rng, equal_quotas, fingerprint_of, generate, split_counts
 from .output import FEATURES, LETTERS, SPLIT_FRACTIONS, BuildDirectory, write_dataset
-from .params import BuildParams, ConfigSpec, resolve_params
+from .params import BuildOptions, BuildParams, ConfigSpec, checked_options, resolve_params
 from .sentences import (
     ADVERB_CHANCE,
     PP_CHANCE,
@@ -670,8 +670,8 @@ def _card(spec: ConfigSpec, params: BuildParams, max_depth: int, dataset: datase
         f"symbolinv data build {name} --out DIR --num-samples {params.num_samples} --num-symbols "
         f"{params.num_symbols} --max-size {params.max_size} --seed {params.seed}"
         if default_depth
-        else f"dataset_builders.build({name!r}, DIR, num_samples={params.num_samples}, num_symbols="
-        f"{params.num_symbols}, max_size={params.max_size}, max_depth={max_depth}, seed={params.seed})"
+        else f"dataset_builders.build({name!r}, DIR, BuildOptions(num_samples={params.num_samples}, num_symbols="
+        f"{params.num_symbols}, max_size={params.max_size}, max_depth={max_depth}, seed={params.seed}))"
     )
     words = (
         ""
@@ -739,34 +739,24 @@ def _card(spec: ConfigSpec, params: BuildParams, max_depth: int, dataset: datase
 # The build
 # ---------------------------------------------------------------------------------------------------
 def build_trees(
-    config: str = "car-cdr-seq",
-    out_dir: str | os.PathLike | None = None,
-    *,
-    num_samples: int | None = None,
-    num_symbols: int | None = None,
-    max_size: int | None = None,
-    max_depth: int | None = None,
-    seed: int = 0,
-    workers: int | None = None,
-    progress: bool = True,
-    on_accept: Callable[[int], None] | None = None,
-    chunk_size: int | None = None,
-    overwrite: bool = False,
+    config: str = "car-cdr-seq", out_dir: str | os.PathLike | None = None, options: BuildOptions | None = None
 ) -> datasets.DatasetDict:
-    """Build a tree configuration and return it as a ``DatasetDict``.
+    """Build a tree configuration as ``options`` ask (default: its parameters) and return it as a ``DatasetDict``.
 
     ``num_samples``: rows of ``train``/``validation``/``test`` together (each OOD split has as many as
     ``test``); ``num_symbols``: the most distinct symbols of one input (``nnf``: letters per formula);
     ``max_size``: the largest structural measure of ``test_ood_structural``; ``max_depth``: the deepest node of
     any input or target (root 0; default 8). ``workers`` is accepted for the common interface: drawing is cheap
     and runs in this process. With ``out_dir`` the dataset is written there too; a dataset of other parameters
-    already there is replaced only with ``overwrite``.
+    already there is replaced only with ``options.overwrite``.
     """
+    options = checked_options(options)
     if config not in CONFIGS:
         raise ValueError(f"unknown tree configuration {config!r}; choose one of {', '.join(CONFIGS)}")
     spec = CONFIGS[config]
-    params = resolve_params(spec, num_samples, num_symbols, max_size, seed)
-    depth = DEFAULT_MAX_DEPTH if max_depth is None else max_depth
+    options.refuse_unused(config, ("max_depth",))
+    params = resolve_params(spec, options)
+    depth = DEFAULT_MAX_DEPTH if options.max_depth is None else options.max_depth
     _check(spec, params, depth)
     train_sizes, structural = structure_ranges(config, params.max_size)
     counts = split_sizes(params.num_samples)
@@ -779,12 +769,13 @@ def build_trees(
     }
     info = {"config": spec.name, "family": "trees", "trees": TREES_VERSION, "max_depth": depth, **params.as_dict()}
     info["fingerprint"] = fingerprint_of(info)
-    with BuildDirectory(out_dir, info, overwrite=overwrite) as directory:
+    with BuildDirectory(out_dir, info, overwrite=options.overwrite) as directory:
         if directory.built is not None:
             return directory.built
         splits: dict[str, list[dict]] = {}
         drops: Counter[str] = Counter()
         done = 0
+        on_accept = options.on_accept  # called with the count over all splits
         for name, (sizes, held_out) in plan.items():
             total = counts[name]
             if total == 0:
@@ -809,12 +800,13 @@ def build_trees(
                 info["fingerprint"],
                 limits=equal_quotas(total, sizes),
                 workers=1,
-                chunk_size=chunk_size or max(1000, default_chunk_size(total)),  # drawing is fast: commit less often
+                # Drawing is fast: commit less often.
+                chunk_size=options.chunk_size or max(1000, default_chunk_size(total)),
                 description=f"{spec.name} {name}",
                 on_accept=None if on_accept is None else (lambda n, offset=done: on_accept(offset + n)),
                 unique="input",
                 exclude=exclude,
-                progress=progress,
+                progress=options.progress,
             )
             drops.update(state.drops)
             done += len(rows)

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from hf_symbolinv.models.symbolinv.vocabulary import get_vocabulary
 from hf_symbolinv.tasks import get_task
 from hf_symbolinv.tasks.clutrr import (
     CLUTRR_RELATIONS,
@@ -21,6 +20,7 @@ from hf_symbolinv.tasks.clutrr import (
     read_clutrr_folder,
     read_story,
 )
+from hf_symbolinv.tasks.vocabulary import get_vocabulary
 
 REAL = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "clutrr_089907f8"
 COLUMNS = ["", "id", "story", "query", "target", "story_edges", "edge_types", "query_edge", "genders", "task_name"]

@@ -21,6 +21,7 @@ from dataset_builders.kinship import check_row
 from dataset_builders.logic_tasks import GatedSource, SizeQuotas, realise_formula
 from dataset_builders.ltl_random35 import LTL_TASK
 from dataset_builders.output import FEATURES, PARTIAL_DIR, read_parquet_rows
+from dataset_builders.params import BuildOptions
 from dataset_builders.prop_random35 import PROP_TASK, minimal_assignment
 from dataset_builders.trees import SPLITS as TREE_SPLITS
 from dataset_builders.trees import check_row as check_tree_row
@@ -64,7 +65,7 @@ class Builds:
     def __call__(self, name: str) -> Path:
         if name not in self.built:
             out = self.root / name
-            dataset_builders.build(name, out, **_small_options(name))
+            dataset_builders.build(name, out, BuildOptions(**_small_options(name)))
             self.built[name] = out
         return self.built[name]
 
@@ -233,7 +234,9 @@ def test_renamed_symbols_first_appear_in_the_trace_in_order(builds: Builds) -> N
 @pytest.mark.slow
 def test_ltl35_sizes_are_near_uniform_and_operators_follow_the_priorities(tmp_path: Path) -> None:
     total = 5000
-    dataset = dataset_builders.build("ltl-35", tmp_path / "ltl", num_samples=total, workers=2, progress=False)
+    dataset = dataset_builders.build(
+        "ltl-35", tmp_path / "ltl", BuildOptions(num_samples=total, workers=2, progress=False)
+    )
     rows = _rows(dataset)
     assert len(rows) == total
     sizes = Counter(row["size"] for row in rows)
@@ -312,13 +315,13 @@ def test_minimal_assignment_is_minimal_and_canonical() -> None:
 @pytest.mark.slow
 def test_same_seed_different_worker_counts_give_identical_datasets(builds: Builds, tmp_path: Path) -> None:
     one = _load(builds("ltl-35"))  # built with one worker
-    two = dataset_builders.build("ltl-35", tmp_path / "ltl", **{**_small_options("ltl-35"), "workers": 2})
+    two = dataset_builders.build("ltl-35", tmp_path / "ltl", BuildOptions(**{**_small_options("ltl-35"), "workers": 2}))
     assert _as_lists(two) == _as_lists(one) == _as_lists(_load(tmp_path / "ltl"))
     grid = {"num_samples": 2, "num_symbols": 4, "max_size": 12, "progress": False}
-    one = dataset_builders.build("prop-heatmap", None, **grid, workers=1)
-    two = dataset_builders.build("prop-heatmap", None, **grid, workers=2)
+    one = dataset_builders.build("prop-heatmap", None, BuildOptions(**grid, workers=1))
+    two = dataset_builders.build("prop-heatmap", None, BuildOptions(**grid, workers=2))
     assert _as_lists(one) == _as_lists(two)
-    other_seed = dataset_builders.build("ltl-35", None, **{**_small_options("ltl-35"), "seed": 1})
+    other_seed = dataset_builders.build("ltl-35", None, BuildOptions(**{**_small_options("ltl-35"), "seed": 1}))
     assert _as_lists(other_seed) != _as_lists(_load(builds("ltl-35")))
 
 
@@ -339,7 +342,9 @@ def test_interrupted_build_resumes_to_the_uninterrupted_result(builds: Builds, t
         return hook
 
     with pytest.raises(Interrupted):
-        dataset_builders.build("ltl-35", out, **{**options, "workers": 2}, chunk_size=10, on_accept=kill_after(55))
+        dataset_builders.build(
+            "ltl-35", out, BuildOptions(**{**options, "workers": 2}, chunk_size=10, on_accept=kill_after(55))
+        )
     partial = out / PARTIAL_DIR / "ltl-35"
     state = json.loads((partial / "state.json").read_text())
     assert state["chunks"] == 5 and state["accepted"] == 50  # committed chunks only
@@ -349,7 +354,7 @@ def test_interrupted_build_resumes_to_the_uninterrupted_result(builds: Builds, t
     assert not (out / "data").exists()
 
     seen: list[int] = []
-    resumed = dataset_builders.build("ltl-35", out, **options, chunk_size=10, on_accept=seen.append)
+    resumed = dataset_builders.build("ltl-35", out, BuildOptions(**options, chunk_size=10, on_accept=seen.append))
     assert seen[0] == 51  # continued after the committed samples, did not redo them
     assert _as_lists(resumed) == _as_lists(_load(builds("ltl-35")))
     assert _as_lists(_load(out)) == _as_lists(resumed)
@@ -357,7 +362,9 @@ def test_interrupted_build_resumes_to_the_uninterrupted_result(builds: Builds, t
 
     # Rerunning a finished build reads it back instead of generating again.
     again: list[int] = []
-    assert _as_lists(dataset_builders.build("ltl-35", out, **options, on_accept=again.append)) == _as_lists(resumed)
+    assert _as_lists(
+        dataset_builders.build("ltl-35", out, BuildOptions(**options, on_accept=again.append))
+    ) == _as_lists(resumed)
     assert again == []
 
 
@@ -369,15 +376,19 @@ def test_resuming_with_other_parameters_is_refused(tmp_path: Path) -> None:
             raise Interrupted
 
     with pytest.raises(Interrupted):
-        dataset_builders.build("ltl-35", out, num_samples=60, workers=1, progress=False, chunk_size=10, on_accept=stop)
+        dataset_builders.build(
+            "ltl-35", out, BuildOptions(num_samples=60, workers=1, progress=False, chunk_size=10, on_accept=stop)
+        )
     with pytest.raises(ValueError, match="other parameters"):
-        dataset_builders.build("ltl-35", out, num_samples=60, seed=7, workers=1, progress=False, chunk_size=10)
+        dataset_builders.build(
+            "ltl-35", out, BuildOptions(num_samples=60, seed=7, workers=1, progress=False, chunk_size=10)
+        )
 
 
 def test_build_refuses_a_directory_with_foreign_files(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("mine")
     with pytest.raises(ValueError, match="not empty"):
-        dataset_builders.build("copy-small", tmp_path, num_samples=10, progress=False)
+        dataset_builders.build("copy-small", tmp_path, BuildOptions(num_samples=10, progress=False))
     assert (tmp_path / "notes.txt").read_text() == "mine"
 
 

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import warnings
 from pathlib import Path
 
 import datasets
@@ -34,6 +35,7 @@ from dataset_builders.errors import (
 from dataset_builders.logic_tasks import build_logic
 from dataset_builders.ltl_random35 import _ABOUT, CONFIGS, LTL_TASK
 from dataset_builders.output import INFO_FILE, LOCK_FILE, PARTIAL_DIR
+from dataset_builders.params import BuildOptions
 from hf_symbolinv.commands import main
 
 REPO = Path(__file__).resolve().parents[1]
@@ -41,7 +43,7 @@ COPY = {"num_samples": 50, "progress": False}  # a copy-task build: well under a
 
 
 def _copy(out: Path | None, **options) -> datasets.DatasetDict:
-    return dataset_builders.build("copy-small", out, **{**COPY, **options})
+    return dataset_builders.build("copy-small", out, BuildOptions(**{**COPY, **options}))
 
 
 def _lists(dataset: datasets.DatasetDict) -> dict[str, list[dict]]:
@@ -134,6 +136,47 @@ def test_an_interrupted_build_of_other_parameters_is_named_and_discarded_only_wi
 
 
 # ---------------------------------------------------------------------------------------------------
+# Build options: one object, checked
+# ---------------------------------------------------------------------------------------------------
+def test_build_options_refuse_unknown_fields_other_types_and_other_families_options(tmp_path: Path) -> None:
+    with pytest.raises(TypeError, match="num_sample"):
+        BuildOptions(num_sample=10)  # a typo is an error, not an ignored keyword
+    with pytest.raises(TypeError, match="build options must be a BuildOptions, got dict"):
+        dataset_builders.build("copy-small", tmp_path / "dict", {"num_samples": 10})  # type: ignore[arg-type]
+    refused = [
+        ("prop-35", BuildOptions(timeout=5.0), "timeout applies to the LTL configurations only, not prop-35"),
+        ("copy-small", BuildOptions(timeout=5.0), "timeout applies to the LTL configurations only, not copy-small"),
+        ("car-cdr-seq", BuildOptions(timeout=5.0), "timeout applies to the LTL configurations only, not car-cdr-seq"),
+        ("ltl-35", BuildOptions(max_depth=6), "max_depth applies to the tree configurations only, not ltl-35"),
+        ("kinship", BuildOptions(max_depth=6), "max_depth applies to the tree configurations only, not kinship"),
+    ]
+    for name, options, message in refused:
+        out = tmp_path / "new" / name
+        with pytest.raises(ValueError) as caught:
+            dataset_builders.build(name, out, options)
+        _one_line(caught, message)
+    assert not (tmp_path / "new").exists() and not (tmp_path / "dict").exists()  # refused before any folder
+
+
+#: Fingerprints of builds made before build options became one object: such a build is still recognised.
+PINNED_FINGERPRINTS = {
+    "copy-small": (BuildOptions(num_samples=50), "f7941b431d81982b"),
+    "ltl-35": (BuildOptions(num_samples=5, num_symbols=0, workers=1), "9f08285ce6021aeb"),
+    "prop-35": (BuildOptions(num_samples=5, num_symbols=1, workers=1), "87236cb4f262bfd6"),
+    "car-cdr-seq": (BuildOptions(num_samples=40, max_size=3, max_depth=6), "6d14c8e720f9b50f"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PINNED_FINGERPRINTS))
+def test_a_build_keeps_the_fingerprint_it_had_before(tmp_path: Path, name: str) -> None:
+    options, fingerprint = PINNED_FINGERPRINTS[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # tiny builds leave splits empty
+        dataset_builders.build(name, tmp_path / name, dataclasses.replace(options, progress=False))
+    assert json.loads((tmp_path / name / INFO_FILE).read_text())["fingerprint"] == fingerprint
+
+
+# ---------------------------------------------------------------------------------------------------
 # One writer per folder
 # ---------------------------------------------------------------------------------------------------
 _HOLDER = textwrap.dedent(
@@ -162,7 +205,9 @@ _HOLDER = textwrap.dedent(
             return original(*args)
         copy_task._card = card
     dataset_builders.build(
-        "copy-small", out, num_samples=50, seed=int(seed), progress=False, chunk_size=10, on_accept=hook
+        "copy-small",
+        out,
+        dataset_builders.BuildOptions(num_samples=50, seed=int(seed), progress=False, chunk_size=10, on_accept=hook),
     )
     """
 )
@@ -292,23 +337,25 @@ def test_ctrl_c_during_a_parallel_build_says_interrupted_once(tmp_path: Path) ->
 def test_tiny_builds_leave_empty_splits_out_and_load(tmp_path: Path) -> None:
     out = tmp_path / "ltl"
     with pytest.warns(UserWarning, match="validation"):
-        dataset = dataset_builders.build("ltl-35", out, num_samples=5, num_symbols=0, workers=1, progress=False)
+        dataset = dataset_builders.build(
+            "ltl-35", out, BuildOptions(num_samples=5, num_symbols=0, workers=1, progress=False)
+        )
     assert {name: len(split) for name, split in dataset.items()} == {"train": 4, "test": 1}
     assert _lists(datasets.load_dataset(str(out))) == _lists(dataset)
     assert json.loads((out / INFO_FILE).read_text())["splits"] == {"train": 4, "test": 1}
     assert sorted(p.name for p in out.iterdir()) == ["README.md", "build_info.json", "data"]
     with pytest.warns(UserWarning, match="validation, test"):
-        one = dataset_builders.build("copy-small", tmp_path / "one", num_samples=1, progress=False)
+        one = dataset_builders.build("copy-small", tmp_path / "one", BuildOptions(num_samples=1, progress=False))
     assert list(one) == ["train"] and len(one["train"]) == 1
-    assert _lists(dataset_builders.build("ltl-35", out, num_samples=5, num_symbols=0, progress=False)) == _lists(
-        dataset
-    )  # read back, empty split and all
+    assert _lists(
+        dataset_builders.build("ltl-35", out, BuildOptions(num_samples=5, num_symbols=0, progress=False))
+    ) == _lists(dataset)  # read back, empty split and all
 
 
 def test_a_propositional_build_without_symbols_is_a_clear_error(tmp_path: Path) -> None:
     out = tmp_path / "new" / "prop"
     with pytest.raises(ValueError, match="--num-symbols must be at least 1 for prop-35"):
-        dataset_builders.build("prop-35", out, num_samples=5, num_symbols=0, progress=False)
+        dataset_builders.build("prop-35", out, BuildOptions(num_samples=5, num_symbols=0, progress=False))
     assert not (tmp_path / "new").exists()
 
 
@@ -317,13 +364,13 @@ def test_no_sample_at_all_is_a_clear_error_that_leaves_nothing(tmp_path: Path) -
     out = tmp_path / "new" / "grid"
     options = {"num_samples": 1, "num_symbols": 1, "max_size": 3, "workers": 1, "progress": False}
     with pytest.raises(EmptyDatasetError) as caught:
-        build_logic(never, CONFIGS["ltl-heatmap"], _ABOUT, out, **options)
+        build_logic(never, CONFIGS["ltl-heatmap"], _ABOUT, out, BuildOptions(**options))
     _one_line(caught, out, "no sample of ltl-heatmap")
     assert not (tmp_path / "new").exists()  # the folders it created are gone
     existing = tmp_path / "existing"
     existing.mkdir()
     with pytest.raises(EmptyDatasetError):
-        build_logic(never, CONFIGS["ltl-heatmap"], _ABOUT, existing, **options)
+        build_logic(never, CONFIGS["ltl-heatmap"], _ABOUT, existing, BuildOptions(**options))
     assert existing.is_dir() and not list(existing.iterdir())
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from filelock import FileLock
 
+from dataset_builders.params import BuildOptions
 from hf_symbolinv.utils.files import MANIFEST
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
@@ -245,18 +246,18 @@ def test_runs_on_one_dataset_wait_for_each_others_build(tmp_path: Path, monkeypa
 
     attempts: list[str] = []
 
-    def build(config: str, out_dir: Path, **options: object) -> None:
+    def build(config: str, out_dir: Path, options: object = None) -> None:
         attempts.append(config)
         if len(attempts) < 3:
             raise OutputInUseError(f"{out_dir} is being written by another build right now")
 
     monkeypatch.setattr(gpu_campaign.dataset_builders, "build", build)
     monkeypatch.setattr(gpu_campaign.time, "sleep", lambda seconds: None)
-    gpu_campaign.build_shared_data("ltl-35", tmp_path / "data", {})
+    gpu_campaign.build_shared_data("ltl-35", tmp_path / "data", BuildOptions())
     assert attempts == ["ltl-35"] * 3
     attempts.clear()
     with pytest.raises(OutputInUseError):  # a lock held past the wait is still an error
-        gpu_campaign.build_shared_data("ltl-35", tmp_path / "data", {}, wait_seconds=-1)
+        gpu_campaign.build_shared_data("ltl-35", tmp_path / "data", BuildOptions(), wait_seconds=-1)
     assert attempts == ["ltl-35"]
 
 

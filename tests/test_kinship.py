@@ -24,9 +24,9 @@ from dataset_builders.kinship import (
     relation_kinds,
 )
 from dataset_builders.output import FEATURES, LETTERS
+from dataset_builders.params import BuildOptions
 from hf_symbolinv.commands import main
 from hf_symbolinv.models.symbolinv.tokenization_symbolinv import SymbolInvTokenizer
-from hf_symbolinv.models.symbolinv.vocabulary import SPECIAL_TOKENS, get_vocabulary
 from hf_symbolinv.tasks import get_task
 from hf_symbolinv.tasks.kinship import (
     COMPOSITION,
@@ -43,6 +43,7 @@ from hf_symbolinv.tasks.kinship import (
     story_answer,
     story_people,
 )
+from hf_symbolinv.tasks.vocabulary import SPECIAL_TOKENS, get_vocabulary
 
 SAMPLES = 90  # a tiny build: 72/9/9 stories, so the test split has one story per k in 2..10
 MAX_K = dataset_builders.configs()["kinship"].max_size
@@ -251,7 +252,7 @@ def test_the_documented_tokenizer_reads_training_stories() -> None:
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, datasets.DatasetDict]:
     out = tmp_path_factory.mktemp("kinship") / "kinship"
-    dataset = dataset_builders.build("kinship", out, num_samples=SAMPLES, workers=1, progress=False)
+    dataset = dataset_builders.build("kinship", out, BuildOptions(num_samples=SAMPLES, workers=1, progress=False))
     return out, dataset
 
 
@@ -334,7 +335,9 @@ def test_shuffled_stories_hide_one_chain_among_distractors() -> None:
     """Every kinship-shuffled story: k + 2 facts, all true of one family; exactly one path of facts from the
     query's first person to its second, of k facts, composing to the target; the facts are not always written
     in chain order; the two distractors name two more people."""
-    dataset = dataset_builders.build("kinship-shuffled", None, num_samples=SAMPLES, workers=1, progress=False)
+    dataset = dataset_builders.build(
+        "kinship-shuffled", None, BuildOptions(num_samples=SAMPLES, workers=1, progress=False)
+    )
     assert {n: len(s) for n, s in dataset.items()} == {"train": 72, "validation": 9, "test": 9}
     in_chain_order = 0
     for split in dataset.values():
@@ -360,7 +363,7 @@ def test_shuffled_stories_hide_one_chain_among_distractors() -> None:
         for person, word, other in story.distractors:  # and hold in the family
             assert person in story.people and (word, other) in story.family.neighbours(person)
     with pytest.raises(ValueError, match="need 13 test names"):
-        dataset_builders.build("kinship-shuffled", None, num_samples=20, num_symbols=14, progress=False)
+        dataset_builders.build("kinship-shuffled", None, BuildOptions(num_samples=20, num_symbols=14, progress=False))
 
 
 def test_the_card_names_the_splits_and_no_candidate_disagreed(built: tuple[Path, datasets.DatasetDict]) -> None:
@@ -376,8 +379,10 @@ def test_the_card_names_the_splits_and_no_candidate_disagreed(built: tuple[Path,
 
 def test_the_same_seed_gives_the_same_rows_and_another_seed_others(built: tuple[Path, datasets.DatasetDict]) -> None:
     _, dataset = built
-    again = dataset_builders.build("kinship", None, num_samples=SAMPLES, workers=1, progress=False)
-    other = dataset_builders.build("kinship", None, num_samples=SAMPLES, seed=1, workers=1, progress=False)
+    again = dataset_builders.build("kinship", None, BuildOptions(num_samples=SAMPLES, workers=1, progress=False))
+    other = dataset_builders.build(
+        "kinship", None, BuildOptions(num_samples=SAMPLES, seed=1, workers=1, progress=False)
+    )
     rows = {n: s.to_list() for n, s in dataset.items()}
     assert {n: s.to_list() for n, s in again.items()} == rows
     assert set(other["train"]["input"]) != set(dataset["train"]["input"])
@@ -385,7 +390,9 @@ def test_the_same_seed_gives_the_same_rows_and_another_seed_others(built: tuple[
 
 
 def test_the_test_grid_has_every_chain_length_from_the_test_pool() -> None:
-    dataset = dataset_builders.build("kinship-test", None, num_samples=2, max_size=6, workers=1, progress=False)
+    dataset = dataset_builders.build(
+        "kinship-test", None, BuildOptions(num_samples=2, max_size=6, workers=1, progress=False)
+    )
     assert list(dataset) == ["test"]
     assert Counter(dataset["test"]["size"]) == dict.fromkeys(range(2, 7), 2)
     _, test_pool = name_pools(13)
@@ -406,7 +413,7 @@ def test_the_test_grid_has_every_chain_length_from_the_test_pool() -> None:
 )
 def test_impossible_parameters_are_refused(config: str, options: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):
-        dataset_builders.build(config, None, num_samples=9, workers=1, progress=False, **options)
+        dataset_builders.build(config, None, BuildOptions(num_samples=9, workers=1, progress=False, **options))
 
 
 # ---------------------------------------------------------------------------------------------------

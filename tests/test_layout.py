@@ -170,6 +170,64 @@ def test_no_modules_import_each_other_in_a_circle() -> None:
     assert import_circles(graph) == []
 
 
+#: The bottom layer: the logic engine and the utilities import each other and nothing else of the package.
+BOTTOM_LAYER = ("hf_symbolinv.utils", "hf_symbolinv.logic")
+#: Everything above it (imports point down: commands -> routes -> training/evaluation -> models/tasks -> logic/utils).
+ABOVE_THE_BOTTOM = (
+    "hf_symbolinv.tasks",
+    "hf_symbolinv.models",
+    "hf_symbolinv.pretrained",
+    "hf_symbolinv.training",
+    "hf_symbolinv.evaluation",
+    "hf_symbolinv.routes",
+    "hf_symbolinv.commands",
+    "hf_symbolinv.web",
+)
+
+
+def _within(module: str, packages: tuple[str, ...]) -> bool:
+    return any(module == package or module.startswith(f"{package}.") for package in packages)
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    """Each import from a module of the bottom layer into a layer above it, as ``module -> imported``."""
+    return sorted(
+        f"{module} -> {imported}"
+        for module, imports in graph.items()
+        if _within(module, BOTTOM_LAYER)
+        for imported in imports
+        if _within(imported, ABOVE_THE_BOTTOM)
+    )
+
+
+def test_the_layer_check_finds_an_upward_import_inside_a_function(tmp_path) -> None:
+    files = {
+        "__init__.py": "",
+        "utils/__init__.py": "",
+        "utils/cards.py": "from .files import write\n\ndef card():\n    from ..models.registry import get_family\n",
+        "utils/files.py": "def write():\n    from ..logic import parse\n",
+        "logic/__init__.py": "import hf_symbolinv.routes.common\n",
+        "models/__init__.py": "",
+        "models/registry.py": "from ..utils.cards import card\n",
+        "routes/__init__.py": "",
+        "routes/common.py": "from ..models import registry\n",
+    }
+    for name, text in files.items():
+        (tmp_path / "hf_symbolinv" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "hf_symbolinv" / name).write_text(text, encoding="utf-8")
+    # models and routes importing utils is the right direction; utils importing logic stays in the bottom layer.
+    assert upward_imports(import_graph(tmp_path)) == [
+        "hf_symbolinv.logic -> hf_symbolinv.routes.common",
+        "hf_symbolinv.utils.cards -> hf_symbolinv.models.registry",
+    ]
+
+
+def test_the_utilities_and_the_logic_engine_import_no_layer_above_them() -> None:
+    graph = import_graph(PACKAGE.parent)
+    assert "hf_symbolinv.utils.symbols" in graph["hf_symbolinv.logic.prop"]  # the graph sees the bottom layer
+    assert upward_imports(graph) == []
+
+
 RESULTS = Path(__file__).resolve().parent.parent / "benchmarks" / "results"
 #: Folders runs were writing into before the scheme: they keep their names and their own layout.
 RESULTS_KEPT_AS_THEY_ARE = {"campaign"}

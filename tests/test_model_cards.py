@@ -28,7 +28,7 @@ def test_a_missing_field_or_template_is_named() -> None:
 
 def test_a_dte_card_says_what_the_model_is() -> None:
     from hf_symbolinv.models.dte import DTEConfig
-    from hf_symbolinv.utils.model_card import fill_model_card
+    from hf_symbolinv.routes.common import fill_model_card
 
     config = DTEConfig(controller="dte", termination="sluggish", top_k=4, max_depth=5, num_steps=20)
     card = fill_model_card(config, task="tree", model_ref="me/dte", parameters=1234567)

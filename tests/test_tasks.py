@@ -42,6 +42,18 @@ def test_each_task_measures_inputs_and_names_their_symbols() -> None:
     assert task_for_vocabulary("clutrr").name == "clutrr"
 
 
+def test_the_sequence_vocabularies_live_with_the_tasks_that_name_them() -> None:
+    from hf_symbolinv.models.symbolinv import vocabulary as sit_copy
+    from hf_symbolinv.tasks.vocabulary import VOCABULARIES, get_vocabulary
+
+    # Each vocabulary belongs to exactly the task of its name; the SIT's Hub copy holds the same tokens.
+    assert {task_for_vocabulary(name).name for name in VOCABULARIES} == {"ltl", "prop", "copy", "kinship", "clutrr"}
+    for name, vocabulary in VOCABULARIES.items():
+        assert get_task(name).vocabulary == name == vocabulary.name
+        assert sit_copy.get_vocabulary(name).base_tokens == get_vocabulary(name).base_tokens
+        assert sit_copy.get_vocabulary(name).arity_list() == vocabulary.arity_list()
+
+
 def test_unknown_tasks_and_vocabularies_are_named() -> None:
     with pytest.raises(
         ValueError, match="unknown task 'sat'; choose one of clutrr, copy, kinship, ltl, nnf, prop, tree"

@@ -17,6 +17,7 @@ import pytest
 import dataset_builders
 from dataset_builders.dtm import DTMFormatError
 from dataset_builders.output import FEATURES
+from dataset_builders.params import BuildOptions
 from dataset_builders.trees import SPLITS, check_row, lisp_name, lisp_operations, pools, split_sizes, transform
 from hf_symbolinv import logic
 from hf_symbolinv.commands import main
@@ -35,7 +36,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, dat
     root = tmp_path_factory.mktemp("trees")
     out = {}
     for name in dataset_builders.TREE_CONFIG_NAMES:
-        dataset = dataset_builders.build(name, root / name, num_samples=SAMPLES, progress=False)
+        dataset = dataset_builders.build(name, root / name, BuildOptions(num_samples=SAMPLES, progress=False))
         out[name] = (root / name, dataset)
     return out
 
@@ -221,7 +222,7 @@ def test_ood_splits_are_lexically_and_structurally_out_of_distribution(built, co
 def test_car_cdr_seq_draws_its_operations_alike_in_every_split() -> None:
     """As in the DTM papers' data: 1..4 operations named by the root in every split, the structural split
     differing only in the sentence (more adjectives), so the operations it asks for are in distribution."""
-    dataset = dataset_builders.build("car-cdr-seq", None, num_samples=400, progress=False)
+    dataset = dataset_builders.build("car-cdr-seq", None, BuildOptions(num_samples=400, progress=False))
     counts = {name: Counter(len(_car_cdr(text)[0]) for text in split["input"]) for name, split in dataset.items()}
     assert set(counts["train"]) == {1, 2, 3, 4}
     for name in ("test_ood_lexical", "test_ood_structural"):
@@ -246,22 +247,24 @@ def test_no_input_repeats_within_or_across_splits(built, config: str) -> None:
 
 def test_same_seed_same_rows_other_seed_other_rows(built) -> None:
     _, dataset = built["car-cdr-seq"]
-    again = dataset_builders.build("car-cdr-seq", None, num_samples=SAMPLES, progress=False)
-    other = dataset_builders.build("car-cdr-seq", None, num_samples=SAMPLES, seed=1, progress=False)
+    again = dataset_builders.build("car-cdr-seq", None, BuildOptions(num_samples=SAMPLES, progress=False))
+    other = dataset_builders.build("car-cdr-seq", None, BuildOptions(num_samples=SAMPLES, seed=1, progress=False))
     assert {n: s.to_list() for n, s in again.items()} == {n: s.to_list() for n, s in dataset.items()}
     assert set(other["train"]["input"]) != set(dataset["train"]["input"])
 
 
 def test_max_depth_bounds_every_tree_and_impossible_options_are_refused() -> None:
-    small = dataset_builders.build("tree-reverse", None, num_samples=20, max_size=6, max_depth=6, progress=False)
+    small = dataset_builders.build(
+        "tree-reverse", None, BuildOptions(num_samples=20, max_size=6, max_depth=6, progress=False)
+    )
     trees = [parse_bracketed(r[c]) for split in small.values() for r in split for c in ("input", "target")]
     assert max(_depth(tree) for tree in trees) == 6
     with pytest.raises(ValueError, match="max_depth 5 leaves no room"):
-        dataset_builders.build("car-cdr-seq", None, num_samples=20, max_depth=5, progress=False)
+        dataset_builders.build("car-cdr-seq", None, BuildOptions(num_samples=20, max_depth=5, progress=False))
     with pytest.raises(ValueError, match="must exceed the training maximum 2"):
-        dataset_builders.build("active-logical", None, num_samples=20, max_size=2, progress=False)
+        dataset_builders.build("active-logical", None, BuildOptions(num_samples=20, max_size=2, progress=False))
     with pytest.raises(ValueError, match="letters per formula"):
-        dataset_builders.build("nnf", None, num_samples=20, num_symbols=2, progress=False)
+        dataset_builders.build("nnf", None, BuildOptions(num_samples=20, num_symbols=2, progress=False))
 
 
 def test_cards_name_the_splits_and_the_reconstruction(built) -> None:
@@ -275,7 +278,9 @@ def test_cards_name_the_splits_and_the_reconstruction(built) -> None:
         assert ("reconstruction of the DTM paper's data" in card) == (config != "nnf")
     loaded = datasets.load_dataset(str(built["active-logical"][0]))
     assert list(loaded) == list(SPLITS)
-    again = dataset_builders.build("active-logical", built["active-logical"][0], num_samples=SAMPLES, progress=False)
+    again = dataset_builders.build(
+        "active-logical", built["active-logical"][0], BuildOptions(num_samples=SAMPLES, progress=False)
+    )
     assert list(again) == list(SPLITS)  # read back from the folder, the OOD splits after the others
     assert again["test_ood_lexical"].to_list() == built["active-logical"][1]["test_ood_lexical"].to_list()
 

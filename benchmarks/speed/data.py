@@ -36,7 +36,7 @@ from dataset_builders.generation import generate
 from dataset_builders.logic_tasks import GridSource, leaves_allow
 from dataset_builders.ltl_random35 import LTL_TASK, build_ltl_random35
 from dataset_builders.output import FEATURES
-from dataset_builders.params import GRID_ATTEMPTS_EXTRA, GRID_ATTEMPTS_PER_SAMPLE
+from dataset_builders.params import GRID_ATTEMPTS_EXTRA, GRID_ATTEMPTS_PER_SAMPLE, BuildOptions
 
 REFERENCE_CORE_SECONDS = 2 * 3600 + 21 * 60  # 2 h 21 min ...
 REFERENCE_THREADS = 56  # ... on 56 threads ...
@@ -63,7 +63,7 @@ def _measure(run: Callable[[Path], int]) -> tuple[int, float, float]:
 
 def _ltl35(n: int, workers: int) -> Callable[[Path], int]:
     def run(out: Path) -> int:
-        dataset = build_ltl_random35("ltl-35", out, num_samples=n, workers=workers, progress=False)
+        dataset = build_ltl_random35("ltl-35", out, BuildOptions(num_samples=n, workers=workers, progress=False))
         return sum(len(split) for split in dataset.values())
 
     return run
@@ -121,7 +121,7 @@ def main() -> None:
 
     print(f"machine: {_machine()}")
     print(f"reference: {REFERENCE:.2f} thread-s per sample (Spot pipeline); target: <= {TARGET} core-s per sample\n")
-    build_ltl_random35("ltl-35", None, num_samples=20, workers=1, progress=False)  # warm up imports
+    build_ltl_random35("ltl-35", None, BuildOptions(num_samples=20, workers=1, progress=False))  # warm up imports
     row_cells = tuple((10, n) for n in range(19, 51))
     all_cells = tuple((k, n) for k in range(11) for n in range(1, 51) if leaves_allow(k, n))
     cases = [

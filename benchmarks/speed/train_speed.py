@@ -24,6 +24,7 @@ import time
 import torch
 
 import dataset_builders
+from dataset_builders.params import BuildOptions
 from hf_symbolinv import SymbolInvConfig, SymbolInvForConditionalGeneration, SymbolInvTokenizer
 from hf_symbolinv.training import SymbolInvDataCollator, tokenize_dataset
 
@@ -34,7 +35,9 @@ PAIRS = {"prop": ("prop-best", "prop-vanilla"), "ltl": ("ltl-best", "ltl-vanilla
 def built(task: str, num_samples: int, workdir: str):
     """``task``-35 samples built locally (once per task)."""
     name = f"{task}-35"
-    return dataset_builders.build(name, os.path.join(workdir, name), num_samples=num_samples, seed=0, progress=False)
+    return dataset_builders.build(
+        name, os.path.join(workdir, name), BuildOptions(num_samples=num_samples, seed=0, progress=False)
+    )
 
 
 def batches(

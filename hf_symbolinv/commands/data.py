@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from .common import Subparsers, non_negative_int, positive_float, positive_int
 
@@ -101,19 +100,8 @@ def run_data_build(args: argparse.Namespace) -> int:
         raise ValueError(
             f"unknown configuration {args.name!r}; choose one of: {', '.join(dataset_builders.CONFIG_NAMES)}"
         )
-    options: dict[str, Any] = {
-        "num_samples": args.num_samples,
-        "num_symbols": args.num_symbols,
-        "max_size": args.max_size,
-        "seed": args.seed,
-        "workers": args.workers,
-        "overwrite": args.overwrite,
-        "progress": not args.quiet,
-    }
-    if args.timeout is not None:
-        if not args.name.startswith("ltl-"):
-            raise ValueError("--timeout applies to the LTL configurations only")
-        options["timeout"] = args.timeout
+    if args.timeout is not None and not args.name.startswith("ltl-"):
+        raise ValueError("--timeout applies to the LTL configurations only")
     if args.max_depth is not None:
         if args.name not in dataset_builders.TREE_CONFIG_NAMES:
             raise ValueError(
@@ -124,8 +112,18 @@ def run_data_build(args: argparse.Namespace) -> int:
 
         if args.max_depth > MAX_TREE_DEPTH:
             raise ValueError(f"--max-depth {args.max_depth}: no DTE model takes trees deeper than {MAX_TREE_DEPTH}")
-        options["max_depth"] = args.max_depth
-    dataset = dataset_builders.build(args.name, args.out, **options)
+    options = dataset_builders.BuildOptions(
+        num_samples=args.num_samples,
+        num_symbols=args.num_symbols,
+        max_size=args.max_size,
+        seed=args.seed,
+        workers=args.workers,
+        timeout=args.timeout,
+        max_depth=args.max_depth,
+        progress=not args.quiet,
+        overwrite=args.overwrite,
+    )
+    dataset = dataset_builders.build(args.name, args.out, options)
     sizes = ", ".join(f"{name} {len(split)}" for name, split in dataset.items())
     print(f"wrote {args.name} to {args.out} ({sizes}); load it with datasets.load_dataset({str(args.out)!r})")
     return 0

@@ -5,11 +5,13 @@ card. Errors are raised (``ValueError``, ``OSError``); the command line turns th
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..tasks import get_task
+from ..utils.model_card import evaluation_table
 
 #: The symbol counts whose renamings an evaluation checks by default (alpha-covariance).
 DEFAULT_ALPHA_SYMBOLS = [3, 4, 5]
@@ -101,10 +103,40 @@ class TrainedModel:
     eval_name: str | None = None  # the split it was made on
 
 
+def fill_model_card(
+    config: Any,
+    task: str,
+    model_ref: str = "path/to/model",
+    preset: str | None = None,
+    training_data: str | None = None,
+    report: Mapping[str, Any] | None = None,
+    split: str = "test",
+    parameters: int | None = None,
+    extra_limitations: str = "",
+) -> str:
+    """The model card of a trained model of any family, from its config and (optionally) its evaluation: the fields
+    every card has, then the family's own (its ``family.py`` ``card``)."""
+    from ..models.registry import get_family
+
+    about = get_task(task)
+    fields = dict(
+        task=about.name,
+        task_description=about.description,
+        intended_use=about.intended_use,
+        model_ref=model_ref,
+        example_input=about.example,
+        preset=preset or "custom",
+        parameters=f"{parameters:,}" if parameters is not None else "see config",
+        training_data=training_data or "Not recorded.",
+        evaluation=evaluation_table(report, split),
+        extra_limitations=extra_limitations,
+    )
+    return get_family(config.model_type).card(config, about.name, fields)
+
+
 def save_trained_model(trained: TrainedModel) -> int:
     """Save a trained model of any family to OUTPUT/model with its tokenizer and a model card, and say so."""
     from ..utils.files import save_model_folder
-    from ..utils.model_card import fill_model_card
 
     arguments, output, model, report = trained.arguments, trained.output, trained.model, trained.report
     card = fill_model_card(

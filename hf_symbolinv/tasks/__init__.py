@@ -4,7 +4,8 @@
 A :class:`Task` holds a task's vocabulary, its default symbol rule, how an answer is judged, how an
 input is measured, how inputs and answers are re-printed in a user's own symbol names, and the text a
 model card says about it. The command line, evaluation, training metrics and model cards ask the task;
-adding a task is one new module that calls :func:`register_task`.
+adding a task is one new module that calls :func:`register_task`. The vocabularies that ``Task.vocabulary`` names
+for the sequence tasks (base tokens in id order, operator arities) are defined in :mod:`.vocabulary`.
 
 Plain Python: importing a task imports neither torch nor transformers.
 """

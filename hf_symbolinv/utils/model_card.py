@@ -1,12 +1,12 @@
-"""Filling in the model card templates of ``model_cards/`` for a trained model: the fields every card has here,
-the family's own in its ``family.py``."""
+"""Model card text: a template of ``model_cards/`` filled in (:func:`render_card`) and an evaluation report as a
+table (:func:`evaluation_table`). Plain text only: which family and task a card is about is the caller's
+(``hf_symbolinv.routes.common.fill_model_card`` assembles a trained model's card; each family's ``family.py`` its
+own fields)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
-
-from ..tasks import get_task
 
 
 def evaluation_table(report: Mapping[str, Any] | None, split: str = "test") -> str:
@@ -46,34 +46,3 @@ def render_card(name: str, **fields: Any) -> str:
         return template(name).format(**fields)
     except KeyError as missing:
         raise ValueError(f"model card template {name!r} needs the field {missing}") from None
-
-
-def fill_model_card(
-    config: Any,
-    task: str,
-    model_ref: str = "path/to/model",
-    preset: str | None = None,
-    training_data: str | None = None,
-    report: Mapping[str, Any] | None = None,
-    split: str = "test",
-    parameters: int | None = None,
-    extra_limitations: str = "",
-) -> str:
-    """The model card of a trained model of any family, from its config and (optionally) its evaluation: the fields
-    every card has, then the family's own (its ``family.py`` ``card``)."""
-    from ..models.registry import get_family
-
-    about = get_task(task)
-    fields = dict(
-        task=about.name,
-        task_description=about.description,
-        intended_use=about.intended_use,
-        model_ref=model_ref,
-        example_input=about.example,
-        preset=preset or "custom",
-        parameters=f"{parameters:,}" if parameters is not None else "see config",
-        training_data=training_data or "Not recorded.",
-        evaluation=evaluation_table(report, split),
-        extra_limitations=extra_limitations,
-    )
-    return get_family(config.model_type).card(config, about.name, fields)

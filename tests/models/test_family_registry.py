@@ -64,7 +64,7 @@ PRESETS = {"toy-tiny": dict(d_model=16, encoder_layers=1, decoder_layers=1, enco
 
 
 def new_config(preset, task, overrides, options):
-    from hf_symbolinv.models.symbolinv.vocabulary import EOS_ID, PAD_ID, START_ID, get_vocabulary
+    from hf_symbolinv.tasks.vocabulary import EOS_ID, PAD_ID, START_ID, get_vocabulary
     from hf_symbolinv.tasks import get_task
 
     vocabulary = get_vocabulary(get_task(task).vocabulary)

@@ -25,8 +25,8 @@ FOLNET_INVARIANCE = {
 
 def new_config(preset: str, task: str, overrides: dict[str, Any], options: dict[str, Any]) -> FOLNetConfig:
     from ...tasks import get_task
+    from ...tasks.vocabulary import EOS_ID, PAD_ID, START_ID, get_vocabulary
     from ..symbolinv.configuration_symbolinv import DEFAULT_MAX_SYMBOLS
-    from ..symbolinv.vocabulary import EOS_ID, PAD_ID, START_ID, get_vocabulary
 
     vocabulary = get_vocabulary(get_task(task).vocabulary)
     arities = vocabulary.arity_list()

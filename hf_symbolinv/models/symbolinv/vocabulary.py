@@ -1,7 +1,9 @@
-"""The task vocabularies: the base (non-interchangeable) tokens of each preset, in id order.
+# Copied from hf_symbolinv.tasks.vocabulary
+"""The task vocabularies: the base (non-interchangeable) tokens of each task, in id order.
 
-This module is the one place that defines them. The tokenizer and the configuration import it
-(``save_pretrained`` copies it next to them, so it may only import the standard library).
+Defined in ``hf_symbolinv.tasks.vocabulary`` beside the tasks that name them (``Task.vocabulary``). The SIT's
+folder holds a checked copy that its tokenizer and configuration import as a sibling (``save_pretrained`` copies
+it next to them), so this module imports only the standard library.
 
 Ids: base token j has id j (0 <= j < V_n); symbol slot i has id V_n + i.
 """

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import dataset_builders
+from dataset_builders.params import BuildOptions
 from hf_symbolinv.commands import main
 from hf_symbolinv.models.registry import new_model_config
 
@@ -18,7 +19,7 @@ TINY = ["num_layers=1", "decoder_layers=1", "num_heads=2", "head_dim=8", "binary
 @pytest.fixture(scope="module")
 def kinship_data(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("kinship") / "data"
-    dataset_builders.build("kinship", folder, num_samples=120, seed=0, workers=1, progress=False)
+    dataset_builders.build("kinship", folder, BuildOptions(num_samples=120, seed=0, workers=1, progress=False))
     return folder
 
 

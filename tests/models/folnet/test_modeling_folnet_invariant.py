@@ -29,7 +29,7 @@ from hf_symbolinv.models.folnet.modeling_folnet import (
     tree_relation_ids,
 )
 from hf_symbolinv.models.symbolinv.tokenization_symbolinv import SymbolInvTokenizer
-from hf_symbolinv.models.symbolinv.vocabulary import get_vocabulary
+from hf_symbolinv.tasks.vocabulary import get_vocabulary
 
 VOCABULARY = get_vocabulary("prop")
 NUM_BASE = VOCABULARY.num_base_tokens

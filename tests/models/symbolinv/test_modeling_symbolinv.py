@@ -31,7 +31,7 @@ from hf_symbolinv.models.symbolinv.configuration_symbolinv import PRESETS
 from hf_symbolinv.models.symbolinv.modeling_symbolinv import make_stream_pooling
 from hf_symbolinv.models.symbolinv.positions import automaton_encoding, initial_automaton_angles, tree_position_encoding
 from hf_symbolinv.models.symbolinv.streams import aggregate_streams, make_layout, stream_table
-from hf_symbolinv.models.symbolinv.vocabulary import get_vocabulary
+from hf_symbolinv.tasks.vocabulary import get_vocabulary
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 TINY = dict(
