@@ -53,6 +53,7 @@ MOVED_MODULES = {
     "multiset": "models.symbolinv.pooling",
     "evaluation.evaluate": "evaluation.seq2seq",
     "evaluation.trees": "evaluation.tree",
+    "evaluation.metrics": "utils.metrics",
     "training.trees": "training.tree",
     "commands.seq2seq_route": "routes.seq2seq",
     "commands.tree_route": "routes.tree",

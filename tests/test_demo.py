@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hf_symbolinv.evaluation.metrics import alpha_covariance, edit_distance
+from hf_symbolinv.utils.metrics import alpha_covariance, edit_distance
 from hf_symbolinv.tasks.copy import (
     CopySpec,
     exact_match,

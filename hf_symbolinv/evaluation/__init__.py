@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from .metrics import alpha_covariance, alpha_covariance_by_renaming, edit_distance
+from ..utils.metrics import alpha_covariance, alpha_covariance_by_renaming, edit_distance
 
 _LAZY = (
     "EvaluationReport",

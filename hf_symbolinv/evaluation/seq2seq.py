@@ -20,7 +20,7 @@ import torch
 
 from ..tasks import Judgement, get_task
 from ..utils.files import write_atomic, write_text_atomic
-from .metrics import alpha_covariance_by_renaming
+from ..utils.metrics import alpha_covariance_by_renaming
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ import string
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from ..evaluation.metrics import alpha_covariance_by_renaming, edit_distance
+from ..utils.metrics import alpha_covariance_by_renaming, edit_distance
 from . import Judgement, Task, register_task
 
 #: Every name a copy example may use: the papers' symbols are the lowercase letters.
