@@ -228,3 +228,34 @@ def test_solve_names_a_malformed_fact_of_a_symbolic_story(capsys) -> None:
     assert main(["solve", "clutrr", "a fathr b ? a b"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["error: fact 1 of 'a fathr b ? a b' is not 'NAME RELATION NAME' with a relation word"]
+
+
+# ---------------------------------------------------------------------------------------------------
+# The Gradio app, served on a free port and called over HTTP (no browser)
+# ---------------------------------------------------------------------------------------------------
+# Gradio's queue uses pandas options that pandas 3 deprecates: not this package's to fix.
+@pytest.mark.filterwarnings("ignore:.*(no_silent_downcasting|copy keyword is deprecated)")
+def test_the_app_answers_stories_and_trees_and_names_a_bad_fact_over_http(backend) -> None:
+    pytest.importorskip("gradio", reason="the web extra is not installed: pip install -e '.[web]'")
+    client_module = pytest.importorskip("gradio_client")
+    import socket
+
+    from hf_symbolinv.web.app import build_app, launch
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    demo = build_app(backend=backend)
+    launch(demo, host="127.0.0.1", port=port, block=False, warm_up=False)
+    try:
+        client = client_module.Client(demo.local_url, verbose=False)
+        answers, card, _ = client.predict(TEXT_STORY, AUTOMATIC, 2, api_name="/answer")
+        assert "uncle" in answers and "si-correct" in answers and "CLUTRR" in card
+        answers, _, _ = client.predict(TREE_INPUT, AUTOMATIC, 1, api_name="/answer")
+        assert "(LF " in answers and "si-unknown" in answers
+        answers, _, _ = client.predict("a father b , b fathr c ? a c", AUTOMATIC, 1, api_name="/answer")
+        assert "fact 2 of" in answers and "si-error" in answers and "Traceback" not in answers
+        renamed = client.predict(FACT_STORY, "clutrr", "letters", api_name="/rename")
+        assert "Renamed story:" in renamed and "si-follows" in renamed
+    finally:
+        demo.close()
