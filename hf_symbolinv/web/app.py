@@ -153,9 +153,11 @@ def build_app(models: Sequence[str | Path] | None = None, backend: DemoBackend |
                     )
                     top_n = gr.Slider(1, MAX_TOP_N, value=3, step=1, label="Answers", elem_id="top-n", scale=2)
                 answer_button = gr.Button("Answer", variant="primary", elem_id="answer-button")
+                examples = (*EXAMPLES, *STORY_EXAMPLES, *TREE_EXAMPLES)
                 gr.Examples(
-                    [[example] for example in (*EXAMPLES, *STORY_EXAMPLES, *TREE_EXAMPLES)],
+                    [[example] for example in examples],
                     inputs=[formula],
+                    examples_per_page=len(examples),  # every kind of input on the first page
                     label="Examples (click one, then Answer)",
                     elem_id="examples",
                 )
