@@ -222,5 +222,10 @@ def test_train_and_evaluate_read_a_clutrr_folder_as_released(
     assert main([*evaluate, "--beam", "1", "--alpha-symbols"]) == 0
     written = json.loads(report.read_text())
     assert written["task"] == "clutrr" and written["count"] == 1 and 0.0 <= written["correct"] <= 1.0
+    # By default a story's chain is composed two facts at a time; --whole-story asks the model the story whole.
+    assert written["answered_by"] == "chain composition (beam 1)"
+    whole = tmp_path / "whole.json"
+    assert main([*evaluate[:-1], str(whole), "--beam", "1", "--alpha-symbols", "--whole-story"]) == 0
+    assert json.loads(whole.read_text())["answered_by"] == "the whole story"
     # A split the folder does not have is named with the ones it has.
     assert main([*evaluate[:4], "--split", "1.11_test", "--report", str(tmp_path / "other.json")]) == 2
