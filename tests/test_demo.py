@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from hf_symbolinv.utils.metrics import alpha_covariance, edit_distance
 from hf_symbolinv.tasks.copy import (
     CopySpec,
     exact_match,
@@ -20,6 +19,7 @@ from hf_symbolinv.tasks.copy import (
     sample_renamings,
 )
 from hf_symbolinv.utils.files import MANIFEST
+from hf_symbolinv.utils.metrics import alpha_covariance, edit_distance
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -228,6 +228,41 @@ def test_the_utilities_and_the_logic_engine_import_no_layer_above_them() -> None
     assert upward_imports(graph) == []
 
 
+#: The package's layers, top to bottom: a module imports its own layer's modules and the layers below only.
+LAYERS = (
+    ("hf_symbolinv.commands", "hf_symbolinv.web"),
+    ("hf_symbolinv.routes",),
+    ("hf_symbolinv.training", "hf_symbolinv.evaluation"),
+    ("hf_symbolinv.models", "hf_symbolinv.pretrained", "hf_symbolinv.tasks"),
+    BOTTOM_LAYER,
+)
+
+
+def imports_against_the_layers(graph: dict[str, set[str]]) -> list[str]:
+    """Each import of a module of a higher layer than the importing module's, as ``module -> imported``."""
+
+    def layer(module: str) -> int | None:
+        return next((index for index, packages in enumerate(LAYERS) if _within(module, packages)), None)
+
+    found = []
+    for module, imports in graph.items():
+        own = layer(module)
+        for imported in imports:
+            other = layer(imported)
+            if own is not None and other is not None and other < own:
+                found.append(f"{module} -> {imported}")
+    return sorted(found)
+
+
+def test_every_import_points_down_the_layers() -> None:
+    graph = import_graph(PACKAGE.parent)
+    assert "hf_symbolinv.utils.metrics" in graph["hf_symbolinv.tasks.copy"]  # tasks may use the utilities
+    assert imports_against_the_layers({"hf_symbolinv.tasks.x": {"hf_symbolinv.evaluation.metrics"}}) == [
+        "hf_symbolinv.tasks.x -> hf_symbolinv.evaluation.metrics"
+    ]
+    assert imports_against_the_layers(graph) == []
+
+
 RESULTS = Path(__file__).resolve().parent.parent / "benchmarks" / "results"
 #: Folders runs were writing into before the scheme: they keep their names and their own layout.
 RESULTS_KEPT_AS_THEY_ARE = {"campaign"}

@@ -27,8 +27,8 @@ def add_web_arguments(parser: argparse.ArgumentParser) -> None:
         "models",
         nargs="*",
         metavar="MODEL",
-        help="saved model folders to offer beside the shipped models (propositional or LTL); a folder whose config "
-        "has embedding_type fixed is also shown answering each renamed formula",
+        help="saved model folders to offer beside the shipped models (propositional or LTL, CLUTRR stories, or "
+        "tree models); a folder whose config has embedding_type fixed is also shown answering each renamed input",
     )
     parser.add_argument("--port", type=port_number, default=None, metavar="N", help="port to serve on (default: 7860)")
     parser.add_argument(
@@ -44,9 +44,10 @@ def add_web_parser(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "web",
         help="serve the web demo (needs the web extra: pip install 'hf_symbolinv[web]')",
-        description="Serve a web page (Gradio) that answers propositional and LTL formulas typed in any names with "
-        "the shipped models and the saved model folders given, shows the checker's verdicts and renames the "
-        "formula's symbols to show the answer renamed the same way. Runs until interrupted.",
+        description="Serve a web page (Gradio) that answers propositional and LTL formulas typed in any names, "
+        "family stories (CLUTRR, in either form) and bracketed trees with the shipped models and the saved model "
+        "folders given, shows the checker's verdicts and renames the formula's symbols (a story's people) to show "
+        "the answer renamed the same way. Runs until interrupted.",
     )
     add_web_arguments(parser)
 

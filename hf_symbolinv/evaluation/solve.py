@@ -216,16 +216,20 @@ def _symbol_rule(pattern: str | None) -> Any:
 
 def in_model_operators(source: str, task: str, pattern: str | None) -> str:
     """A formula re-printed with the operators the model's vocabulary has (``G a`` -> ``!U1!a``, ``-> a b`` ->
-    ``|!ab``), in the user's names as the pipeline reads them; other tasks' inputs and text the logic engine cannot
-    read are passed on unchanged (the pipeline then names what is wrong)."""
+    ``|!ab``), in the user's names as the pipeline reads them; a CLUTRR story in the symbolic form the models read
+    (a text story's facts; a ``ValueError`` names a sentence or fact that is malformed); other tasks' inputs and text
+    the logic engine cannot read are passed on unchanged (the pipeline then names what is wrong)."""
     from ..logic import LogicSyntaxError, format_ltl, format_prop, parse_ltl, parse_prop
     from ..models.symbolinv.pipeline_symbolinv import IDENTIFIER_PATTERN
     from ..utils.symbols import SymbolRule
 
-    if task == "clutrr" and "[" in source:
-        from ..tasks.clutrr import facts_of_text
+    if task == "clutrr":
+        from ..tasks.clutrr import facts_of_text, read_story
 
-        return facts_of_text(source)[0]  # a typed text story: its facts, in the symbolic form the models read
+        if "[" in source:
+            return facts_of_text(source)[0]  # a typed text story: its facts, in the symbolic form the models read
+        read_story(source)  # a malformed fact is named here, not answered with a guess
+        return source
     printers = {"prop": (parse_prop, format_prop), "ltl": (parse_ltl, format_ltl)}
     if task not in printers:
         return source

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ..tasks import get_task
@@ -36,6 +37,23 @@ def predict_trees(
     finally:
         model.train(was_training)
     return answers, steps
+
+
+@dataclass(frozen=True)
+class TreeAnswer:
+    """A tree model's answer to one input: the answer tree, the task's verdict on it without a reference (``tree``:
+    unknown, its judge needs one; ``nnf``: the logic engine's), and the steps the model ran."""
+
+    answer: str
+    verdict: str
+    steps: int
+
+
+def answer_tree(model: Any, tokenizer: Any, task: str, source: str) -> TreeAnswer:
+    """The model's answer to one tree (what ``symbolinv solve`` prints and the web page shows), judged without a
+    reference; a ``ValueError`` (or ``SyntaxError``) names what is wrong with a tree the reader cannot read."""
+    (answer,), steps = predict_trees(model, tokenizer, [source])
+    return TreeAnswer(answer, get_task(task).judge(source, answer, None, None).state, steps)
 
 
 def evaluate_tree_model(
@@ -79,4 +97,4 @@ def evaluate_tree_model(
     return report
 
 
-__all__ = ["evaluate_tree_model", "predict_trees"]
+__all__ = ["TreeAnswer", "answer_tree", "evaluate_tree_model", "predict_trees"]

@@ -48,7 +48,8 @@ def load_tree_folder(folder: Path) -> tuple[Any, Any]:
     return get_family(folder_model_type(folder) or "").load(folder)
 
 
-def _task_of(config: Any) -> str:
+def tree_task(config: Any) -> str:
+    """The task a tree model's config records (its vocabulary); ``ValueError`` where it records none."""
     from ..tasks import task_for_vocabulary
 
     if config.vocabulary is None:
@@ -71,7 +72,7 @@ def train_tree(args: Any, output: Path, config: Any, init_folder: Path | None) -
     else:
         tokenizer = get_family(config.model_type).new_tokenizer(config, args.task)
         model, origin = AutoModel.from_config(config), f"preset `{args.preset}`"
-    task = _task_of(config)
+    task = tree_task(config)
     if task != args.task:
         raise ValueError(f"{origin} is a model for task {task!r}, not {args.task!r}")
     dataset = load_data(args.data, args.task, "train")
@@ -145,7 +146,7 @@ def evaluate_tree(args: Any, folder: Path, report_path: Path, heatmap_path: Path
     from ..utils.files import record_written, write_text_atomic
 
     model, tokenizer = load_tree_folder(folder)
-    task = _task_of(model.config)
+    task = tree_task(model.config)
     split = load_split(args.data, task, args.split, args.limit)
     check_tree_rows(tokenizer, split, args.split)
     report = evaluate_tree_model(
@@ -171,18 +172,16 @@ def solve_tree(folder: Path, texts: list[str]) -> int:
     """Print a tree model's answer to each input, the model loaded once; for ``nnf`` also the logic engine's
     verdict (the tree task has no checker without a reference). A bad input is named and the others still answered;
     the exit status is 2 when any failed."""
-    from ..evaluation.tree import predict_trees
-    from ..tasks import get_task
+    from ..evaluation.tree import answer_tree
 
     model, tokenizer = load_tree_folder(folder)
-    task = _task_of(model.config)
+    task = tree_task(model.config)
     status = 0
     for text in texts:
         if len(texts) > 1:
             print(f"input: {text}")
         try:
-            (answer,), steps = predict_trees(model, tokenizer, [text])
-            verdict = get_task(task).judge(text, answer, None, None)
+            result = answer_tree(model, tokenizer, task, text)
         except (ValueError, SyntaxError) as error:
             if len(texts) == 1:
                 raise
@@ -190,7 +189,7 @@ def solve_tree(folder: Path, texts: list[str]) -> int:
             print(f"error: {lines[0] if lines else type(error).__name__}", file=sys.stderr)
             status = 2
             continue
-        print(f"1. {answer}    [{verdict.state}, {steps} steps]")
+        print(f"1. {result.answer}    [{result.verdict}, {result.steps} steps]")
     return status
 
 

@@ -29,6 +29,9 @@ from .core import (  # noqa: E402
     AUTOMATIC,
     EXAMPLES,
     RENAMING_STYLES,
+    SHIPPED_FOR_KIND,
+    STORY_EXAMPLES,
+    TREE_EXAMPLES,
     InputError,
     ModelEntry,
     card_excerpt,
@@ -51,7 +54,12 @@ INTRO = """# Symbol-Invariant Transformer
 Type a propositional or LTL formula in **Polish** (`& Rain | Snow ! Wind`) or **infix** (`Rain & (Snow | !Wind)`)
 notation, with **any names** for its symbols. The model answers in your names (a satisfying assignment, or a
 trace for LTL), the checker judges every answer, and the exact solver says whether any answer exists.
-**Rename the symbols** to see the answer renamed the same way: the SIT is invariant to renaming by construction."""
+**Rename the symbols** to see the answer renamed the same way: the SIT is invariant to renaming by construction.
+
+It also answers **family stories** (CLUTRR: `[Ann] is the mother of [Bo]. [Cy] is the brother of [Ann]. ? [Bo] [Cy]`,
+or the facts `a father b , b sister c ? a c`) with the relation of the query's second person to its first, and
+**bracketed trees** (`(S (NP (DET the) (AP (N dog))) (VP (V saw) (NP (DET a) (AP (N cat)))))`) with the
+active <-> logical tree model."""
 
 
 def _one_line(error: BaseException) -> str:
@@ -85,7 +93,9 @@ def _card_for(entry: ModelEntry, folder: Path | None = None) -> str:
 
     intro = (
         "Each formula gets the shipped model that answers formulas of its size and symbol count best, as `symbolinv "
-        "solve` chooses: each shipped model's measured table of correct answers by size and symbol count decides."
+        "solve` chooses: each shipped model's measured table of correct answers by size and symbol count decides. "
+        f"A story (bracketed names, or a `?` query after facts) gets `{SHIPPED_FOR_KIND['story']}`, a bracketed tree "
+        f"(starting with `(`, not a formula) gets `{SHIPPED_FOR_KIND['tree']}`."
     )
     cards = [card_excerpt(shipped_model(name)) for name, task in sorted(SHIPPED.items()) if task in ("prop", "ltl")]
     return "\n\n".join([intro, *cards])
@@ -119,8 +129,9 @@ def build_app(models: Sequence[str | Path] | None = None, backend: DemoBackend |
         return _card_for(entry), _heatmap_update(entry.folder)
 
     rename_intro = (
-        "A random renaming of the formula's symbols (to other words, or to other single letters). For each model: "
-        "its answer to the formula, that answer renamed, and its answer to the renamed formula"
+        "A random renaming of the formula's symbols, or of a story's people (to other words, or to other single "
+        "letters). For each model: its answer to the formula, that answer renamed, and its answer to the renamed "
+        "formula (a story's answer, a relation word, stays as it is)"
     )
     if fixed:
         rename_intro += f", for the chosen model and the fixed-embedding {'model' if len(fixed) == 1 else 'models'} "
@@ -130,8 +141,8 @@ def build_app(models: Sequence[str | Path] | None = None, backend: DemoBackend |
         with gr.Row(equal_height=False):
             with gr.Column(scale=5):
                 formula = gr.Textbox(
-                    label="Formula",
-                    placeholder="& Rain | Snow ! Wind    or    Rain & (Snow | !Wind)",
+                    label="Formula, story or tree",
+                    placeholder="& Rain | Snow ! Wind  or  Rain & (Snow | !Wind)  or  a father b , b sister c ? a c",
                     elem_id="formula",
                     max_lines=3,
                     autofocus=True,
@@ -142,9 +153,11 @@ def build_app(models: Sequence[str | Path] | None = None, backend: DemoBackend |
                     )
                     top_n = gr.Slider(1, MAX_TOP_N, value=3, step=1, label="Answers", elem_id="top-n", scale=2)
                 answer_button = gr.Button("Answer", variant="primary", elem_id="answer-button")
+                examples = (*EXAMPLES, *STORY_EXAMPLES, *TREE_EXAMPLES)
                 gr.Examples(
-                    [[example] for example in EXAMPLES],
+                    [[example] for example in examples],
                     inputs=[formula],
+                    examples_per_page=len(examples),  # every kind of input on the first page
                     label="Examples (click one, then Answer)",
                     elem_id="examples",
                 )

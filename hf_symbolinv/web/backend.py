@@ -1,9 +1,11 @@
-"""The web demo's work, without Gradio: answering a formula with a model and renaming its symbols, each request
-under a time limit, several at once.
+"""The web demo's work, without Gradio: answering a formula, a family story or a bracketed tree with a model and
+renaming its symbols (a story's people), each request under a time limit, several at once.
 
 :class:`DemoBackend` keeps one :class:`~hf_symbolinv.evaluation.solve.Solver` (each model loaded once) and answers
-with the model the page chose. Requests run in worker threads: the checkers and exact solvers of different
-requests run side by side, while each model generates for one request at a time (its calls are a few
+with the model the page chose, through the code ``symbolinv solve`` answers with: formulas and stories by
+:meth:`~hf_symbolinv.evaluation.solve.Solver.solve`, trees by the tree route's
+:func:`~hf_symbolinv.evaluation.tree.answer_tree`. Requests run in worker threads: the checkers and exact solvers
+of different requests run side by side, while each model generates for one request at a time (its calls are a few
 milliseconds; a shared model is not documented as safe to call from two threads at once).
 """
 
@@ -12,27 +14,42 @@ from __future__ import annotations
 import multiprocessing
 import os
 import random
+import re
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
 from ..evaluation.solve import Answer, Solution, Solver
+from ..evaluation.tree import TreeAnswer
 from .core import (
     AUTOMATIC,
+    FORMULA,
     LETTERS,
+    SHIPPED_FOR_KIND,
+    STORY,
+    STORY_EXAMPLES,
+    TREE,
+    TREE_EXAMPLES,
     InputError,
     ModelEntry,
     ReadFormula,
+    ReadStory,
+    ReadTree,
+    input_kind,
     model_entries,
     random_renaming,
     read_config,
     read_formula,
+    read_story_input,
+    read_tree_input,
     rename_answer,
     rename_formula_text,
+    rename_story_text,
     same_answer,
 )
 
@@ -80,6 +97,33 @@ class AnswerView:
 
 
 @dataclass(frozen=True)
+class StoryView:
+    """What the page shows for a family story: how it was read, which model answered, and its answers (relation
+    words) with the checker's verdicts (CLUTRR's judge: unknown without a reference, except where the kinship
+    table decides)."""
+
+    read: ReadStory
+    model: ModelEntry
+    folder: Path
+    solution: Solution
+
+    @property
+    def answers(self) -> list[Answer]:
+        return self.solution.answers
+
+
+@dataclass(frozen=True)
+class TreeView:
+    """What the page shows for a bracketed tree: the tree as typed, which model answered, and its answer tree with
+    the task's verdict and the steps the model ran."""
+
+    read: ReadTree
+    model: ModelEntry
+    folder: Path
+    answer: TreeAnswer
+
+
+@dataclass(frozen=True)
 class RenamedAnswers:
     """One model's first answer to the formula, that answer renamed, and its first answer to the renamed formula;
     ``error`` instead where the model cannot read one of them (a fixed-embedding model has rows for a few symbols
@@ -105,10 +149,10 @@ class RenamedAnswers:
 
 @dataclass(frozen=True)
 class RenameView:
-    """A random renaming of the formula's symbols and what the chosen model (and every fixed-embedding model
-    loaded for the same task) answers before and after it."""
+    """A random renaming of the formula's symbols (a story's people) and what the chosen model (and every
+    fixed-embedding model loaded for the same task) answers before and after it."""
 
-    read: ReadFormula
+    read: ReadFormula | ReadStory
     mapping: dict[str, str]
     renamed_formula: str
     style: str
@@ -157,13 +201,35 @@ class _PipelinePool:
                 self._available.notify()
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        with self.borrowed() as pipe:
+            return pipe(*args, **kwargs)
+
+    @contextmanager
+    def borrowed(self) -> Iterator[Any]:
+        """One copy, for this caller alone until the block ends."""
         pipe = self._acquire()
         try:
-            return pipe(*args, **kwargs)
+            yield pipe
         finally:
             with self._available:
                 self._free.append(pipe)
                 self._available.notify()
+
+
+class _TreeModel:
+    """A saved tree model and its tokenizer, answering one tree at a time as ``symbolinv solve`` does (the tree
+    route's loader, task and :func:`~hf_symbolinv.evaluation.tree.answer_tree`)."""
+
+    def __init__(self, folder: Path) -> None:
+        from ..routes.tree import load_tree_folder, tree_task
+
+        self.model, self.tokenizer = load_tree_folder(folder)
+        self.task = tree_task(self.model.config)
+
+    def __call__(self, text: str) -> TreeAnswer:
+        from ..evaluation.tree import answer_tree
+
+        return answer_tree(self.model, self.tokenizer, self.task, text)
 
 
 def _worker_loop(connection: Any, memory_limit: int | None) -> None:
@@ -288,6 +354,7 @@ class _ThreadSafeSolver(Solver):
         super().__init__(None)
         self._load_lock = threading.Lock()
         self._pools: dict[Path, tuple[_PipelinePool, str]] = {}
+        self._trees: dict[Path, _PipelinePool] = {}
         self._copies = copies
         self._stoppable = check_runner if check_runner is not None else StoppableWork()
 
@@ -313,6 +380,22 @@ class _ThreadSafeSolver(Solver):
                 load = lambda: self.load_pipeline(folder)[0]  # noqa: E731
                 self._pools[folder] = (_PipelinePool(pipe, load, self._copies), task)
             return self._pools[folder]
+
+    def composed(self, folder: Path, pipe: Any, story: str, beam: int, top_n: int) -> list[str] | None:
+        # The composer asks the model once, when it is made (a copy held for that), and is pure computation after.
+        if not isinstance(pipe, _PipelinePool):
+            return super().composed(folder, pipe, story, beam, top_n)
+        with pipe.borrowed() as copy:
+            return super().composed(folder, copy, story, beam, top_n)
+
+    def answer_tree(self, folder: Path, text: str) -> TreeAnswer:
+        """The tree model of ``folder``'s answer to ``text`` (the model loaded once, each copy answering one request
+        at a time)."""
+        with self._load_lock:
+            if folder not in self._trees:
+                self._trees[folder] = _PipelinePool(_TreeModel(folder), lambda: _TreeModel(folder), self._copies)
+            pool = self._trees[folder]
+        return pool(text)
 
 
 class DemoBackend:
@@ -344,26 +427,30 @@ class DemoBackend:
     def fixed_entries(self) -> list[ModelEntry]:
         return [entry for entry in self.entries if entry.fixed]
 
-    def folder_for(self, entry: ModelEntry, read: ReadFormula) -> Path:
-        """The folder that answers ``read`` for ``entry``: its own, or the shipped model for the formula's task,
-        size and symbol count."""
+    def folder_for(self, entry: ModelEntry, read: ReadFormula | ReadStory | ReadTree) -> Path:
+        """The folder that answers ``read`` for ``entry``: its own, or the shipped model for a formula's task, size
+        and symbol count, or the shipped story or tree model."""
         if entry.folder is not None:
             return entry.folder
-        from ..pretrained import model_for
+        from ..pretrained import model_for, shipped_model
 
+        if isinstance(read, ReadStory):
+            return shipped_model(SHIPPED_FOR_KIND[STORY])
+        if isinstance(read, ReadTree):
+            return shipped_model(SHIPPED_FOR_KIND[TREE])
         return model_for(read.task, read.size, len(read.names))
 
-    def warm_up(self, formulas: Sequence[str] = ("& a | b ! c", "U a X b")) -> None:
-        """Load the models the page answers with by default and answer one formula each, so that the first
-        visitor does not wait for them."""
-        for text in formulas:
+    def warm_up(self, inputs: Sequence[str] = ("& a | b ! c", "U a X b", STORY_EXAMPLES[0], TREE_EXAMPLES[0])) -> None:
+        """Load the models the page answers with by default and answer one input each, so that the first visitor
+        does not wait for them."""
+        for text in inputs:
             self.answer(text)
         self.solver.prepare()
 
     # --- requests -------------------------------------------------------------------------------------
-    def answer(self, text: str, label: str | None = None, top_n: int = 3) -> AnswerView:
-        """The chosen model's ``top_n`` answers to ``text``, judged (an :class:`InputError` for input the page cannot
-        answer, a :class:`RequestTimeout` past the time limit)."""
+    def answer(self, text: str, label: str | None = None, top_n: int = 3) -> AnswerView | StoryView | TreeView:
+        """The chosen model's ``top_n`` answers to ``text`` (a formula, a story, or a tree: one answer), judged (an
+        :class:`InputError` for input the page cannot answer, a :class:`RequestTimeout` past the time limit)."""
         entry = self.entry(label)
         top_n = max(1, min(int(top_n), MAX_TOP_N))
         return self._limited(lambda: self._answer(text, entry, top_n))
@@ -392,13 +479,21 @@ class DemoBackend:
                 f"this request took longer than {self.time_limit:g} s, the page's limit; try a smaller formula"
             ) from None
 
-    def _read(self, text: str, entry: ModelEntry) -> ReadFormula:
-        return read_formula(text, entry.task)
+    def _read(self, text: str, entry: ModelEntry) -> ReadFormula | ReadStory | ReadTree:
+        """``text`` read as what ``entry``'s model reads (for the automatic choice: as :func:`input_kind` says)."""
+        kind = entry.kind if entry.kind is not None else input_kind(text)
+        if kind == STORY:
+            return read_story_input(text)
+        if kind == TREE:
+            return read_tree_input(text)
+        return read_formula(text, entry.task if entry.kind == FORMULA else None)
 
-    def _solve(self, read: ReadFormula, folder: Path, top_n: int) -> Solution:
+    def _solve(self, read: ReadFormula | ReadStory, folder: Path, top_n: int) -> Solution:
+        # A story goes to the solver as typed, as `symbolinv solve` gives it (the solver reads either form).
+        text = read.source if isinstance(read, ReadStory) else read.polish
         try:
             return self.solver.solve(
-                read.polish, beam=max(BEAM, top_n), top_n=top_n, folder=folder, check_timeout=CHECK_SECONDS
+                text, beam=max(BEAM, top_n), top_n=top_n, folder=folder, check_timeout=CHECK_SECONDS
             )
         except RecursionError:
             raise InputError("the formula nests too deeply for the checker; try a smaller one") from None
@@ -409,13 +504,28 @@ class DemoBackend:
                 message = message[:300] + " …"
             raise InputError(f"the model cannot answer this input: {message}") from None
 
-    def _answer(self, text: str, entry: ModelEntry, top_n: int) -> AnswerView:
+    def _answer(self, text: str, entry: ModelEntry, top_n: int) -> AnswerView | StoryView | TreeView:
         read = self._read(text, entry)
         folder = self.folder_for(entry, read)
+        if isinstance(read, ReadTree):
+            return TreeView(read, entry, folder, self._answer_tree(folder, read))
+        if isinstance(read, ReadStory):
+            return StoryView(read, entry, folder, self._solve(read, folder, top_n))
         return AnswerView(read, entry, folder, self._solve(read, folder, top_n))
+
+    def _answer_tree(self, folder: Path, read: ReadTree) -> TreeAnswer:
+        try:
+            return self.solver.answer_tree(folder, read.source)
+        except (ValueError, SyntaxError) as error:
+            # The tree reader's message, as `symbolinv solve` prints it, without the row number of its one input.
+            lines = str(error).strip().splitlines()
+            message = re.sub(r"^row 0: ", "", lines[0]) if lines else type(error).__name__
+            raise InputError(message if len(message) <= 300 else message[:300] + " …") from None
 
     def _rename(self, text: str, entry: ModelEntry, style: str, rng: random.Random) -> RenameView:
         read = self._read(text, entry)
+        if isinstance(read, ReadTree):
+            raise InputError("renaming is offered for formulas and stories; a tree's words are not renamed here")
         if not read.names:
             raise InputError("this formula has no symbols to rename")
         others = [
@@ -427,14 +537,23 @@ class DemoBackend:
         if style == "letters" and rows:
             letters = LETTERS[: min(rows)]  # letters every fixed-embedding model has rows for
         mapping = random_renaming(read.names, rng, style, letters)
-        renamed_text = rename_formula_text(read, mapping)
-        renamed_read = read_formula(renamed_text, read.task)
+        renamed_read: ReadFormula | ReadStory
+        if isinstance(read, ReadStory):
+            renamed_text = rename_story_text(read, mapping)
+            renamed_read = read_story_input(renamed_text)
+        else:
+            renamed_text = rename_formula_text(read, mapping)
+            renamed_read = read_formula(renamed_text, read.task)
         results = [self._renamed_answers(entry, read, renamed_read, mapping)]
         results += [self._renamed_answers(fixed, read, renamed_read, mapping) for fixed in others]
         return RenameView(read, mapping, renamed_text, style, results)
 
     def _renamed_answers(
-        self, entry: ModelEntry, read: ReadFormula, renamed: ReadFormula, mapping: dict[str, str]
+        self,
+        entry: ModelEntry,
+        read: ReadFormula | ReadStory,
+        renamed: ReadFormula | ReadStory,
+        mapping: dict[str, str],
     ) -> RenamedAnswers:
         folder = self.folder_for(entry, read)
         try:
@@ -442,7 +561,9 @@ class DemoBackend:
             answer = self._solve(renamed, folder, 1).answers[0]
         except InputError as error:
             return RenamedAnswers(entry, folder, error=error.message)
-        return RenamedAnswers(entry, folder, original, rename_answer(original.text, mapping), answer)
+        # A story's answer is a relation word, which names nobody: renaming the people leaves it as it is.
+        expected = original.text if isinstance(read, ReadStory) else rename_answer(original.text, mapping)
+        return RenamedAnswers(entry, folder, original, expected, answer)
 
     @staticmethod
     def _symbol_rows(entry: ModelEntry) -> int | None:

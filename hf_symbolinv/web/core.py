@@ -1,5 +1,6 @@
-"""What the web demo computes, without Gradio: reading a formula typed in either notation, renaming its symbols,
-comparing answers up to a renaming, and what the page shows of a model folder (its card's figures, its heatmap).
+"""What the web demo computes, without Gradio: reading a formula typed in either notation, a family story (CLUTRR)
+or a bracketed tree, renaming its symbols (a story's people), comparing answers up to a renaming, and what the page
+shows of a model folder (its card's figures, its heatmap).
 
 Everything here is plain Python over the logic engine, so it is tested without a browser or Gradio.
 """
@@ -81,12 +82,125 @@ EXAMPLES = (
     "& G F tick G ! error",
     "& X busy X ! busy",
 )
+#: The page's stories to click (CLUTRR, answered by the shipped ``clutrr`` model): the text form and the symbolic form.
+STORY_EXAMPLES = (
+    "[Ann] is the mother of [Bo]. [Cy] is the brother of [Ann]. ? [Bo] [Cy]",
+    "a father b , b sister c ? a c",
+)
+#: The page's trees to click (answered by the shipped ``active-logical`` model): an active sentence, a logical form.
+TREE_EXAMPLES = (
+    "(S (NP (DET the) (AP (N dog))) (VP (V saw) (NP (DET a) (AP (N cat)))))",
+    "( LF ( V saw ) ( ARGS ( NP ( DET the ) ( AP ( N dog ) ) ) ( NP ( DET a ) ( AP ( N cat ) ) ) ) )",
+)
 #: The renaming styles the page offers: other words, or other single letters.
 RENAMING_STYLES = ("words", "letters")
+#: What a model reads, and so how the page reads what is typed for it.
+FORMULA, STORY, TREE = "formula", "story", "tree"
+#: The story task (its models answer a story with a relation word) and the shipped model of each kind that the
+#: automatic choice answers stories and trees with (formulas get the shipped model that fits them, by its tables).
+STORY_TASK = "clutrr"
+SHIPPED_FOR_KIND = {STORY: "clutrr", TREE: "active-logical"}
+#: A formula operator character: text starting with "(" that holds one is a formula (whose error the page names),
+#: not a tree, whose words and labels are letters, digits and hyphens.
+_FORMULA_CHARACTER = re.compile(r"[&|!~<>=^]")
+_WORD = re.compile(r"[a-z-]+")
+_NAME_WORD = re.compile(r"\w[\w-]*")
+_BRACKETED_NAME = re.compile(r"\[([^\[\]]+)\]")
 
 
 def _parser(task: str) -> Callable[..., logic.Formula]:
     return logic.parse_prop if task == "prop" else logic.parse_ltl
+
+
+# ---------------------------------------------------------------------------------------------------
+# Stories and trees
+# ---------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ReadStory:
+    """A family story as it was read (by the CLUTRR task's readers, as ``symbolinv solve`` reads it): the text
+    typed, its form (``text``: ``[Ann] is the mother of [Bo].`` sentences; ``symbolic``: ``a mother b , ...``
+    facts), the facts the model reads, and its people in order of first appearance, as typed."""
+
+    source: str
+    form: str
+    facts: str
+    names: tuple[str, ...]
+    task: str = STORY_TASK
+
+
+@dataclass(frozen=True)
+class ReadTree:
+    """A bracketed tree as typed (the tree model's reader reads it, and names what is wrong with it)."""
+
+    source: str
+    task: str | None = None
+
+
+def input_kind(text: str) -> str:
+    """What the automatic choice takes ``text`` for: a story where it has bracketed names, or a query ``?`` and a
+    relation word or facts of three words each (``a fathr b ? a b``: the story reader names the bad fact); a tree
+    where it starts with ``(``, does not read as a formula and holds no formula operator character; else a formula
+    (so that its reader names what is wrong)."""
+    from ..tasks.clutrr import CLUTRR_RELATIONS
+
+    source = text.strip()
+    if _BRACKETED_NAME.search(source):
+        return STORY
+    body, mark, _ = source.partition("?")  # no formula has a "?"
+    facts = [fact.split() for fact in body.split(",")]
+    fact_shaped = all(len(fact) == 3 and all(_NAME_WORD.fullmatch(word) for word in fact) for fact in facts)
+    if mark and (fact_shaped or set(_WORD.findall(source)) & set(CLUTRR_RELATIONS)):
+        return STORY
+    if source.startswith("(") and not _FORMULA_CHARACTER.search(source):
+        try:
+            read_formula(source)
+        except InputError:
+            return TREE
+    return FORMULA
+
+
+def read_story_input(text: str) -> ReadStory:
+    """Read a story in either form with the CLUTRR task's readers; an :class:`InputError` carries their message
+    (the sentence or fact that is malformed, a missing query, ...)."""
+    from ..tasks.clutrr import facts_of_text, read_story, story_people
+
+    source = text.strip()
+    if not source:
+        raise InputError(f"type a story, e.g. {STORY_EXAMPLES[0]}  or  {STORY_EXAMPLES[1]}")
+    if len(source) > MAX_INPUT_CHARS:
+        raise InputError(f"the input has {len(source):,} characters; stories of at most {MAX_INPUT_CHARS:,} are read")
+    try:
+        if "[" in source:
+            facts, names = facts_of_text(source)
+            return ReadStory(source, "text", facts, tuple(names))
+        read_story(source)
+        return ReadStory(source, "symbolic", source, tuple(story_people(source)))
+    except ValueError as error:
+        raise InputError(str(error)) from None
+
+
+def read_tree_input(text: str) -> ReadTree:
+    """A tree as typed; only its emptiness and length are checked here (the model's reader reads the rest)."""
+    source = text.strip()
+    if not source:
+        raise InputError(f"type a bracketed tree, e.g. {TREE_EXAMPLES[0]}")
+    if len(source) > MAX_INPUT_CHARS:
+        raise InputError(f"the input has {len(source):,} characters; trees of at most {MAX_INPUT_CHARS:,} are read")
+    return ReadTree(source)
+
+
+def rename_story_text(read: ReadStory, mapping: Mapping[str, str]) -> str:
+    """The story as typed with its people renamed by ``mapping`` (the bracketed names of the text form, the names of
+    the symbolic form's facts and query), checked to read back with the renamed people in the same places."""
+    if read.form == "text":
+        text = _BRACKETED_NAME.sub(lambda match: f"[{mapping.get(match.group(1), match.group(1))}]", read.source)
+    else:
+        # Names are the words between the separators (`,` between facts, `?` before the query).
+        text = re.sub(r"[^\s,?]+", lambda match: mapping.get(match.group(0), match.group(0)), read.source)
+    renamed = read_story_input(text)
+    if renamed.names != tuple(mapping.get(name, name) for name in read.names):
+        raise InputError("renaming the people changed the story; choose other names")  # a new name reads otherwise
+    return text
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -229,15 +343,17 @@ def describe_renaming(mapping: Mapping[str, str]) -> str:
 # ---------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class ModelEntry:
-    """A model the page offers: its label, its folder (``None``: the shipped model that fits each formula), its
-    task (``None``: either), whether it has fixed symbol embeddings (a baseline that renaming can fool), and
-    whether it ships with the package."""
+    """A model the page offers: its label, its folder (``None``: the shipped model that fits each input), its
+    task (``None``: any), whether it has fixed symbol embeddings (a baseline that renaming can fool), whether it
+    ships with the package, and what it reads (:data:`FORMULA`, :data:`STORY` or :data:`TREE`; ``None``: any, by
+    :func:`input_kind`)."""
 
     label: str
     folder: Path | None
     task: str | None
     fixed: bool = False
     shipped: bool = False
+    kind: str | None = FORMULA
 
 
 #: The label of the entry that answers with the shipped model that fits each formula.
@@ -259,27 +375,46 @@ def describe_folder(folder: str | Path, label: str | None = None) -> ModelEntry:
     path = resolve_model_folder(str(folder))
     config = read_config(path)
     vocabulary = config.get("vocabulary")
-    if vocabulary not in TASKS:
+    kind = folder_kind(path, config)
+    if kind is None:
         raise ValueError(
             f"{folder}: a {config.get('model_type', 'unknown')} model for {vocabulary or 'an unknown task'}; the web "
-            f"demo answers propositional and LTL models ({', '.join(TASKS)})"
+            f"demo answers propositional and LTL models ({', '.join(TASKS)}), {STORY_TASK} story models and tree "
+            "models"
         )
     # A training OUTPUT keeps its model in OUTPUT/model: the OUTPUT's name says which model it is.
     name = path.parent.name if path.name == "model" and path.parent.name else path.name
-    return ModelEntry(label or name, path, vocabulary, fixed=config.get("embedding_type") == "fixed")
+    return ModelEntry(label or name, path, vocabulary, fixed=config.get("embedding_type") == "fixed", kind=kind)
+
+
+def folder_kind(folder: Path, config: Mapping | None = None) -> str | None:
+    """What a saved model reads: formulas (a propositional or LTL model), stories (a CLUTRR model), trees (a model
+    of the tree route, which ``symbolinv solve`` answers with that route); ``None`` for any other model."""
+    config = config if config is not None else read_config(folder)
+    vocabulary = config.get("vocabulary")
+    if vocabulary in TASKS:
+        return FORMULA
+    if vocabulary == STORY_TASK:
+        return STORY
+    from ..models.registry import folder_route  # imports the model families (torch): only for other folders
+
+    return TREE if folder_route(folder).name == "tree" else None
 
 
 def model_entries(folders: Iterable[str | Path] = ()) -> list[ModelEntry]:
     """The page's models: the automatic choice, every shipped model, then ``folders`` (labelled by folder name,
     with the parent's name where two would be equal)."""
-    from ..pretrained import SHIPPED, shipped_model
+    from ..pretrained import SHIPPED, SHIPPED_TREES, shipped_model
 
-    entries = [ModelEntry(AUTOMATIC, None, None, shipped=True)]
-    # The page answers formulas: the shipped models of other tasks (clutrr) answer through `symbolinv solve`.
+    entries = [ModelEntry(AUTOMATIC, None, None, shipped=True, kind=None)]
     entries += [
-        ModelEntry(name, shipped_model(name), task, shipped=True)
+        ModelEntry(name, shipped_model(name), task, shipped=True, kind=FORMULA if task in TASKS else STORY)
         for name, task in sorted(SHIPPED.items())
-        if task in TASKS
+        if task in TASKS or task == STORY_TASK
+    ]
+    entries += [
+        ModelEntry(name, shipped_model(name), task, shipped=True, kind=TREE)
+        for name, task in sorted(SHIPPED_TREES.items())
     ]
     taken = {entry.label for entry in entries}
     for folder in folders:
@@ -292,7 +427,7 @@ def model_entries(folders: Iterable[str | Path] = ()) -> list[ModelEntry]:
         while label in taken:
             label, number = f"{entry.label} ({number})", number + 1
         taken.add(label)
-        entries.append(ModelEntry(label, entry.folder, entry.task, entry.fixed))
+        entries.append(ModelEntry(label, entry.folder, entry.task, entry.fixed, kind=entry.kind))
     return entries
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from html import escape
 
 from ..evaluation.solve import Answer
-from .backend import AnswerView, RenamedAnswers, RenameView
-from .core import TASK_NAMES, InputError, ModelEntry, describe_renaming
+from .backend import AnswerView, RenamedAnswers, RenameView, StoryView, TreeView
+from .core import TASK_NAMES, InputError, ModelEntry, ReadStory, describe_renaming
 
 #: What each verdict means, as the page's tooltips say it.
 VERDICT_HELP = {
@@ -21,11 +21,18 @@ VERDICT_HELP = {
 }
 
 
-def verdict_badge(verdict: str) -> str:
-    return (
-        f'<span class="si-verdict si-{escape(verdict)}" title="{escape(VERDICT_HELP.get(verdict, verdict))}">'
-        f"{escape(verdict)}</span>"
-    )
+#: What "unknown" means where the task has no checker without a reference answer.
+UNKNOWN_HELP = {
+    "story": "no reference answer: CLUTRR's answers are the data set's, and the kinship table does not decide "
+    "this story",
+    "tree": "no reference answer: the tree task's checker compares with one",
+}
+
+
+def verdict_badge(verdict: str, kind: str | None = None) -> str:
+    help_text = UNKNOWN_HELP.get(kind or "", VERDICT_HELP["unknown"]) if verdict == "unknown" else None
+    help_text = help_text or VERDICT_HELP.get(verdict, verdict)
+    return f'<span class="si-verdict si-{escape(verdict)}" title="{escape(help_text)}">{escape(verdict)}</span>'
 
 
 def shorten(text: str, limit: int = 80) -> str:
@@ -82,7 +89,12 @@ def _answer_cell(answer: Answer, task: str) -> str:
     return cell + f'<div class="si-readable">as the model writes it: {written}</div>'
 
 
-def answers_html(view: AnswerView) -> str:
+def answers_html(view: AnswerView | StoryView | TreeView) -> str:
+    """The answers to a formula, a story or a tree, with the checker's verdicts."""
+    if isinstance(view, StoryView):
+        return story_html(view)
+    if isinstance(view, TreeView):
+        return tree_html(view)
     read, solution = view.read, view.solution
     other = "infix" if read.notation == "polish" else "Polish"
     other_text = read.infix if read.notation == "polish" else read.polish_spaced
@@ -116,15 +128,63 @@ def answers_html(view: AnswerView) -> str:
     return f'<div class="si-result">{satisfiability_html(solution.satisfiable, read.task)}{heading}{table}</div>'
 
 
-def _labelled(label: str, text: str, css: str, verdict: str | None = None) -> str:
-    badge = f" {verdict_badge(verdict)}" if verdict is not None else ""
+def story_html(view: StoryView) -> str:
+    """A story's answers (relation words: the relation of the query's second person to its first), best first."""
+    read = view.read
+    form = "text (bracketed names)" if read.form == "text" else "symbolic (facts)"
+    heading = (
+        f'<div class="si-read">Read as a family story in the {escape(form)} form; '
+        f"answered by {_code(_model_name(view.model, view.folder), 'si-model')}</div>"
+    )
+    if read.form == "text":
+        heading += f'<div class="si-read si-note">given to the model as {_code(shorten(read.facts, 400))}</div>'
+    query = read.facts.rpartition("?")[2].split()
+    people = dict(zip("abcdefghijklmnopqrstuvwxyz", read.names)) if read.form == "text" else {}
+    if len(query) == 2:
+        first, second = (people.get(name, name) for name in query)
+        heading += (
+            f'<div class="si-read si-note">asked: what is {_code(second)} to {_code(first)}? (the answer is '
+            f"{_code(second)}'s relation to {_code(first)})</div>"
+        )
+    rows = "".join(
+        f'<tr><td class="si-rank">{rank}</td><td>{_code(shorten(answer.text), "si-answer")}</td>'
+        f"<td>{verdict_badge(answer.verdict, 'story')}</td></tr>"
+        for rank, answer in enumerate(view.answers, 1)
+    )
+    table = (
+        '<table class="si-table"><caption>The model\'s answers, best first</caption>'
+        f"<thead><tr><th>#</th><th>relation</th><th>checker</th></tr></thead><tbody>{rows}</tbody></table>"
+    )
+    return f'<div class="si-result">{heading}{table}</div>'
+
+
+def tree_html(view: TreeView) -> str:
+    """A tree model's answer tree, the task's verdict on it and the steps the model ran."""
+    answer = view.answer
+    heading = (
+        f'<div class="si-read">Read as a bracketed tree; answered by '
+        f"{_code(_model_name(view.model, view.folder), 'si-model')} in {answer.steps} steps</div>"
+    )
+    rows = (
+        f'<tr><td class="si-rank">1</td><td>{_code(shorten(answer.answer, 2000), "si-answer si-tree")}</td>'
+        f"<td>{verdict_badge(answer.verdict, 'tree')}</td></tr>"
+    )
+    table = (
+        '<table class="si-table"><caption>The model\'s answer tree</caption>'
+        f"<thead><tr><th>#</th><th>answer</th><th>checker</th></tr></thead><tbody>{rows}</tbody></table>"
+    )
+    return f'<div class="si-result">{heading}{table}</div>'
+
+
+def _labelled(label: str, text: str, css: str, verdict: str | None = None, kind: str | None = None) -> str:
+    badge = f" {verdict_badge(verdict, kind)}" if verdict is not None else ""
     return (
         f'<div class="si-line"><div class="si-label">{escape(label)}</div>'
         f'<div class="si-value">{_code(text, css)}{badge}</div></div>'
     )
 
 
-def _renamed_block(result: RenamedAnswers, style: str) -> str:
+def _renamed_block(result: RenamedAnswers, style: str, story: bool = False) -> str:
     name = _model_name(result.model, result.folder) if result.folder is not None else result.model.label
     kind = "fixed embeddings" if result.model.fixed else "symbol-invariant"
     title = f'<div class="si-model-title">{_code(name, "si-model")} <span class="si-note">{kind}</span></div>'
@@ -135,10 +195,16 @@ def _renamed_block(result: RenamedAnswers, style: str) -> str:
         outcome = '<p class="si-outcome si-follows">✓ Renaming the first answer gives the second</p>'
     else:
         outcome = '<p class="si-outcome si-breaks">✗ Renaming the first answer does not give the second</p>'
+    what, kind = ("story", "story") if story else ("formula", None)
+    original, renamed = result.original, result.renamed
     lines = (
-        _labelled("answer to the formula", shorten(result.original.text), "si-original", result.original.verdict)
-        + _labelled("that answer, renamed", shorten(result.expected), "si-expected")
-        + _labelled("answer to the renamed formula", shorten(result.renamed.text), "si-renamed", result.renamed.verdict)
+        _labelled(f"answer to the {what}", shorten(original.text), "si-original", original.verdict, kind)
+        + _labelled(
+            "that answer (a relation word names nobody: renamed, it stays)" if story else "that answer, renamed",
+            shorten(result.expected),
+            "si-expected",
+        )
+        + _labelled(f"answer to the renamed {what}", shorten(renamed.text), "si-renamed", renamed.verdict, kind)
     )
     note = ""
     if result.model.fixed and style == "words":
@@ -151,12 +217,14 @@ def _renamed_block(result: RenamedAnswers, style: str) -> str:
 
 
 def rename_html(view: RenameView) -> str:
-    """The renaming, the renamed formula, and for each model its answers before and after."""
+    """The renaming, the renamed formula (story), and for each model its answers before and after."""
+    story = isinstance(view.read, ReadStory)
     head = (
         f'<div class="si-rename-head"><p>Renaming: <span class="si-mapping">{escape(describe_renaming(view.mapping))}'
-        f"</span></p><p>Renamed formula: {_code(view.renamed_formula, 'si-renamed-formula')}</p></div>"
+        f"</span></p><p>Renamed {'story' if story else 'formula'}: "
+        f"{_code(view.renamed_formula, 'si-renamed-formula')}</p></div>"
     )
-    body = "".join(_renamed_block(result, view.style) for result in view.results)
+    body = "".join(_renamed_block(result, view.style, story) for result in view.results)
     return f'<div class="si-result">{head}<div class="si-compare-grid">{body}</div></div>'
 
 
