@@ -115,14 +115,16 @@ def train(args: argparse.Namespace) -> None:
     experiment_runs.run_training(command(args.name, args.seed, args.data, args.out, args.steps, args.time_limit))
 
 
-#: The two ways a model answers (``symbolinv evaluate`` composes by default; ``--whole-story`` reads the story whole):
-#: the report's ``by_split`` / ``wrong`` are the whole story's (greedy), ``composed`` holds the composition's (beam 3).
+#: The ways a model answers (``symbolinv evaluate`` composes by default; ``--whole-story`` reads the story whole): the
+#: report's ``by_split`` / ``wrong`` are the whole story's (greedy), ``composed`` the composition's (beam 3, stories of
+#: up to 3 facts asked whole: the default), ``composed_pairs`` the composition asking two-fact stories only.
 COMPOSITION_BEAM = 3
+COMPOSITIONS = {"composed": 3, "composed_pairs": 2}
 
 
 def evaluate_run(run: Path, data: Path) -> dict:
-    """Answers on every test file and the validation part, read whole (greedy) and composed two facts at a time
-    (beam 3): accuracy per k, and the wrong answers counted."""
+    """Answers on every test file and the validation part, read whole (greedy) and composed (beam 3; stories of up
+    to 3 facts asked whole, and of 2 only): accuracy per k, and the wrong answers counted."""
     import torch
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
@@ -137,14 +139,17 @@ def evaluate_run(run: Path, data: Path) -> dict:
     if run.name.rsplit("-s", 1)[0].endswith(LENGTHS):  # checked on the training file's k = 3 stories
         splits["validation"] = read_clutrr_folder(lengths_folder(data, run.parent.parent))["validation"]
     report: dict = {"parameters": sum(p.numel() for p in model.parameters())}
-    composed: dict = {"beam": COMPOSITION_BEAM}
-    for part, read in (
-        (
-            report,
-            lambda texts: generate_answers(model, tokenizer, texts, num_beams=1, max_new_tokens=4, progress=False),
-        ),
-        (composed, lambda texts: composed_answers(model, tokenizer, texts, beam=COMPOSITION_BEAM)),
-    ):
+
+    def whole(texts: list[str]) -> list[list[str]]:
+        return generate_answers(model, tokenizer, texts, num_beams=1, max_new_tokens=4, progress=False)
+
+    ways = [(report, whole)]
+    for key, span in COMPOSITIONS.items():
+        report[key] = {"beam": COMPOSITION_BEAM, "max_span": span}
+        ways.append(
+            (report[key], lambda texts, span=span: composed_answers(model, tokenizer, texts, COMPOSITION_BEAM, 1, span))
+        )
+    for part, read in ways:
         part["by_split"], part["wrong"] = {}, {}
         for name in ["validation", *TESTS]:
             rows = splits[name]
@@ -155,7 +160,6 @@ def evaluate_run(run: Path, data: Path) -> dict:
                 f"{row['target']} -> {answer}" for row, answer in zip(rows, answers) if answer != row["target"]
             )
             part["wrong"][name] = dict(wrong.most_common(8))
-    report["composed"] = composed
     log = run / "checkpoints"
     report["steps"] = _steps_run(run)
     report["seconds_per_step"] = _seconds_per_step(log)
@@ -185,9 +189,10 @@ def evaluate(args: argparse.Namespace) -> None:
         experiment_runs.write_report(run, evaluate_run(run, args.data))
 
 
-def _table(reports: dict[str, dict[int, dict]], composed: bool, lengths: bool) -> list[str]:
+def _table(reports: dict[str, dict[int, dict]], way: str | None, lengths: bool) -> list[str]:
     """Accuracy per k (mean ± sd over seeds) of the ordinary runs, or of the length protocol's, in one way of
-    answering; runs without a composed report (evaluated before there was one) are left out of its table."""
+    answering (``None``: the whole story; else a key of :data:`COMPOSITIONS`); runs evaluated before that way
+    existed are left out of its table."""
     lines = [
         "| model | seeds | parameters | steps | validation | " + " | ".join(f"k={k}" for k in range(2, 11)) + " |",
         "|---|---|---|---|---|" + "---|" * 9,
@@ -195,15 +200,15 @@ def _table(reports: dict[str, dict[int, dict]], composed: bool, lengths: bool) -
     for model, seeds in reports.items():
         if model.endswith(LENGTHS) != lengths:
             continue
-        runs = [r["composed"] if composed else r for r in seeds.values() if not composed or "composed" in r]
-        if not runs:
+        chosen = [report for report in seeds.values() if way is None or way in report]
+        if not chosen:
             continue
+        runs = [report[way] if way else report for report in chosen]
         cells = [
             experiment_runs.mean_cell([r["by_split"][name]["correct"] for r in runs]) for name in ["validation", *TESTS]
         ]
-        steps = ", ".join(str(r.get("steps")) for r in seeds.values() if not composed or "composed" in r)
-        parameters = next(iter(seeds.values()))["parameters"]
-        lines.append(f"| {model} | {len(runs)} | {parameters:,} | {steps} | " + " | ".join(cells) + " |")
+        steps = ", ".join(str(report.get("steps")) for report in chosen)
+        lines.append(f"| {model} | {len(runs)} | {chosen[0]['parameters']:,} | {steps} | " + " | ".join(cells) + " |")
     return lines
 
 
@@ -219,28 +224,33 @@ def collect(args: argparse.Namespace) -> None:
         "119, 119 stories). Input: the symbolic form (`x father t , t sister u ? x u`, people as letters drawn per "
         "story). Accuracy in %, mean ± standard deviation over the seeds.",
         "",
-        f"## Composing the chain two facts at a time (beam {COMPOSITION_BEAM}): how `symbolinv evaluate` and `solve` "
-        "answer",
+        f"## Composing the chain (beam {COMPOSITION_BEAM}, stories of up to 3 facts asked whole): how `symbolinv "
+        "evaluate` and `solve` answer",
         "",
-        "Each model is asked only two-fact stories (`a R1 b , b R2 c ? a c`, every pair of relation words once); a "
-        "story's chain is reduced by a chart over its bracketings (`hf_symbolinv/evaluation/chains.py`).",
+        "Each model is asked only short stories (`a R1 b , b R2 c ? a c`, and of three facts), each once; a story's "
+        "chain is reduced by a chart over every way of cutting it into parts of 2 or 3 "
+        "(`hf_symbolinv/evaluation/chains.py`).",
         "",
-        *_table(reports, composed=True, lengths=False),
+        *_table(reports, "composed", lengths=False),
+        "",
+        "## Composing the chain two facts at a time only (beam 3)",
+        "",
+        *_table(reports, "composed_pairs", lengths=False),
         "",
         "## Reading the whole story at once (greedy; `symbolinv evaluate --whole-story`)",
         "",
-        *_table(reports, composed=False, lengths=False),
+        *_table(reports, None, lengths=False),
         "",
-        "## The choice: the length protocol (trained on the training file's k = 2 stories, checked on its k = 3)",
+        "## The length protocol (trained on the training file's k = 2 stories, checked on its k = 3)",
         "",
-        "Validation here is the training file's 4,998 k = 3 stories, a chain longer than any the run trained on: the "
-        "way of answering and the model type were chosen on this column, nothing on a test file. Composed:",
+        "Validation here is the training file's 4,998 k = 3 stories, a chain longer than any the run trained on. "
+        "Composed two facts at a time:",
         "",
-        *_table(reports, composed=True, lengths=True),
+        *_table(reports, "composed_pairs", lengths=True),
         "",
         "Whole story:",
         "",
-        *_table(reports, composed=False, lengths=True),
+        *_table(reports, None, lengths=True),
     ]
     lines += ["", "Published: " + PUBLISHED, "", "Runs:", ""]
     for model in reports:
@@ -278,12 +288,12 @@ the relation of one person to another in a family story. It reads the symbolic f
 (a typed story of sentences `[A] is the RELATION of [B].` is turned into facts first; CLUTRR's own English stories
 are not read: this model knows no English).
 
-**How it answers a story of any length.** `symbolinv solve` and `symbolinv evaluate` ask the model two facts at a
-time: every pair of relation words once (`a R1 b , b R2 c ? a c`), then the story's chain (its facts as written,
-from the query's first person to its second) is reduced by a chart over all its bracketings, keeping the
-{beam} most likely relations of every span (a Viterbi parse whose grammar is the model's own two-fact answers:
-`hf_symbolinv.evaluation.chains`). The people's names never reach the model. `symbolinv evaluate --whole-story`
-asks the model the whole story at once instead. In Python:
+**How it answers a story of any length.** `symbolinv solve` and `symbolinv evaluate` ask the model only stories as
+long as it was trained on, 2 or 3 facts: the story's chain (its facts as written, from the query's first person to
+its second) is reduced by a chart over every way of cutting it into parts of 2 or 3, each part standing for the
+relation it composes to, keeping the {beam} most likely relations of every span (a Viterbi parse whose grammar is the
+model's own answers to short stories: `hf_symbolinv.evaluation.chains`). The people's names never reach the model.
+`symbolinv evaluate --whole-story` asks the model the whole story at once instead. In Python:
 
 ```python
 import torch
@@ -311,7 +321,7 @@ accuracy). Accuracy in % on the released test files:
 
 | answering | validation | {header} |
 |---|---|{rule}
-| composed, beam {beam} (the default) | {composed_validation} | {composed_cells} |
+| composed, beam {beam}, parts of 2 or 3 facts (the default) | {composed_validation} | {composed_cells} |
 | the whole story (`--whole-story`, greedy) | {validation} | {cells} |
 
 {verdict} The most frequent wrong answers at k = 10 (composed): {wrong}.

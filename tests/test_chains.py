@@ -20,11 +20,12 @@ from hf_symbolinv.tasks.clutrr import story_chain
 RELATIONS = ("father", "mother", "son", "daughter", "brother")
 
 
-class PairTableModel(torch.nn.Module):
-    """A stand-in for a seq2seq model that answers the two-fact story ``a R1 b , b R2 c ? a c`` with a fixed
-    distribution per pair (its first answer token's logits), so that the chart can be checked exactly."""
+class StoryTableModel(torch.nn.Module):
+    """A stand-in for a seq2seq model that answers a short story ``a R1 b , b R2 c ... ? a z`` with a fixed
+    distribution per chain of relations (its first answer token's logits, drawn from the chain and a seed), so
+    that the chart can be checked exactly."""
 
-    def __init__(self, tokenizer, table: dict[tuple[str, str], list[float]]) -> None:
+    def __init__(self, tokenizer, seed: int) -> None:
         super().__init__()
         self.anchor = torch.nn.Parameter(torch.zeros(1))
         self.config = type("Config", (), {"decoder_start_token_id": 2})()
@@ -32,13 +33,19 @@ class PairTableModel(torch.nn.Module):
         self.size = max(vocabulary.values()) + 1
         self.ids = {word: vocabulary[word] for word in RELATIONS}
         self.words = {index: word for word, index in self.ids.items()}
-        self.table = table
+        self.seed = seed
+        self.asked: list[tuple[str, ...]] = []
+
+    def logits_of(self, chain: tuple[str, ...]) -> list[float]:
+        rng = random.Random(f"{self.seed}:{' '.join(chain)}")
+        return [rng.gauss(0, 2) for _ in RELATIONS]
 
     def forward(self, input_ids: torch.Tensor, decoder_input_ids: torch.Tensor, **_: object):
         logits = torch.full((len(input_ids), 1, self.size), -1e4)
         for row, ids in enumerate(input_ids.tolist()):
-            first, second = self.words[ids[1]], self.words[ids[5]]  # a R1 b , b R2 c ? a c
-            for word, value in zip(RELATIONS, self.table[(first, second)]):
+            chain = tuple(self.words[token] for token in ids if token in self.words)  # the facts' words, in order
+            self.asked.append(chain)
+            for word, value in zip(RELATIONS, self.logits_of(chain)):
                 logits[row, 0, self.ids[word]] = value
         return type("Output", (), {"logits": logits})()
 
@@ -48,61 +55,63 @@ def tokenizer():
     return AutoTokenizer.from_pretrained(shipped_model("clutrr"))
 
 
-def _random_table(seed: int) -> dict[tuple[str, str], list[float]]:
-    rng = random.Random(seed)
-    return {pair: [rng.gauss(0, 2) for _ in RELATIONS] for pair in itertools.product(RELATIONS, repeat=2)}
+def _reference(chain: tuple[str, ...], model: StoryTableModel, max_span: int) -> dict[str, float]:
+    """Every relation the chain can compose to, with the best log-probability over every way of cutting every span
+    into 2..max_span parts and every choice of relation for every part (no pruning)."""
 
-
-def _reference(chain: tuple[str, ...], table: dict[tuple[str, str], list[float]]) -> dict[str, float]:
-    """Every relation the chain can compose to, with the best log-probability over every bracketing and every
-    choice of relation at every inner node (no pruning)."""
-    log_probs = {
-        pair: dict(zip(RELATIONS, torch.tensor(values).log_softmax(-1).tolist())) for pair, values in table.items()
-    }
+    def log_probs(parts: tuple[str, ...]) -> dict[str, float]:
+        return dict(zip(RELATIONS, torch.tensor(model.logits_of(parts)).log_softmax(-1).tolist()))
 
     @cache
     def best(i: int, j: int) -> tuple[tuple[str, float], ...]:
         if j - i == 1:
             return ((chain[i], 0.0),)
         found: dict[str, float] = {}
-        for middle in range(i + 1, j):
-            for left, left_score in best(i, middle):
-                for right, right_score in best(middle, j):
-                    for relation, score in log_probs[(left, right)].items():
-                        total = left_score + right_score + score
-                        found[relation] = max(found.get(relation, -math.inf), total)
+        for parts in range(2, min(max_span, j - i) + 1):
+            for cuts in itertools.combinations(range(i + 1, j), parts - 1):
+                bounds = (i, *cuts, j)
+                for choice in itertools.product(*(best(a, b) for a, b in zip(bounds, bounds[1:]))):
+                    below = sum(score for _, score in choice)
+                    for relation, score in log_probs(tuple(word for word, _ in choice)).items():
+                        found[relation] = max(found.get(relation, -math.inf), below + score)
         return tuple(found.items())
 
     return dict(best(0, len(chain)))
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_the_chart_finds_the_best_derivation_of_every_bracketing(tokenizer, seed: int) -> None:
-    table = _random_table(seed)
-    composer = ChainComposer(PairTableModel(tokenizer, table), tokenizer, RELATIONS, beam=len(RELATIONS))
+@pytest.mark.parametrize(("seed", "max_span"), [(0, 2), (1, 2), (2, 3), (3, 3)])
+def test_the_chart_finds_the_best_derivation_of_every_way_of_cutting_the_chain(
+    tokenizer, seed: int, max_span: int
+) -> None:
+    model = StoryTableModel(tokenizer, seed)
+    composer = ChainComposer(model, tokenizer, RELATIONS, beam=len(RELATIONS), max_span=max_span)
     rng = random.Random(seed)
-    for length in range(1, 7):
+    for length in range(1, 6):
         chain = tuple(rng.choice(RELATIONS) for _ in range(length))
-        expected = _reference(chain, table)
+        expected = _reference(chain, model, max_span)
         answer = composer.compose(chain)
         assert set(answer.relations) == set(expected)
         assert answer.relations[0] == max(expected, key=expected.get)
         for relation, score in zip(answer.relations, answer.scores):
             assert score == pytest.approx(expected[relation], abs=1e-4)
-        assert answer.derivation.count("(") == length - 1 and answer.derivation.replace("(", "").replace(
-            ")", ""
-        ).split() == list(chain)
+        leaves = answer.derivation.replace("(", " ").replace(")", " ").split()
+        assert leaves == list(chain)
+    # Only stories of 2..max_span facts were asked, each once.
+    assert {len(story) for story in model.asked} <= set(range(2, max_span + 1))
+    assert len(model.asked) == len(set(model.asked))
 
 
 def test_a_narrow_beam_keeps_the_best_relations_of_each_span_only(tokenizer) -> None:
     # One relation per span: the chart is a greedy reduction, whose answer is still one of the reference's.
-    table = _random_table(3)
-    composer = ChainComposer(PairTableModel(tokenizer, table), tokenizer, RELATIONS, beam=1)
+    model = StoryTableModel(tokenizer, 5)
+    composer = ChainComposer(model, tokenizer, RELATIONS, beam=1, max_span=2)
     chain = ("father", "son", "brother", "mother")
     answer = composer.compose(chain)
-    assert len(answer.relations) >= 1 and answer.relations[0] in _reference(chain, table)
+    assert len(answer.relations) >= 1 and answer.relations[0] in _reference(chain, model, 2)
     with pytest.raises(ValueError, match="beam must be at least 1"):
-        ChainComposer(PairTableModel(tokenizer, table), tokenizer, RELATIONS, beam=0)
+        ChainComposer(model, tokenizer, RELATIONS, beam=0)
+    with pytest.raises(ValueError, match="max_span must be at least 2"):
+        ChainComposer(model, tokenizer, RELATIONS, max_span=1)
     with pytest.raises(ValueError, match="cannot compose"):
         composer.compose(("father", "cousin"))
 

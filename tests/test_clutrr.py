@@ -223,7 +223,7 @@ def test_train_and_evaluate_read_a_clutrr_folder_as_released(
     written = json.loads(report.read_text())
     assert written["task"] == "clutrr" and written["count"] == 1 and 0.0 <= written["correct"] <= 1.0
     # By default a story's chain is composed two facts at a time; --whole-story asks the model the story whole.
-    assert written["answered_by"] == "chain composition (beam 1)"
+    assert written["answered_by"] == "chain composition (beam 1, stories of up to 3 facts asked whole)"
     whole = tmp_path / "whole.json"
     assert main([*evaluate[:-1], str(whole), "--beam", "1", "--alpha-symbols", "--whole-story"]) == 0
     assert json.loads(whole.read_text())["answered_by"] == "the whole story"

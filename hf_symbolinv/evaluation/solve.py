@@ -64,7 +64,7 @@ class Solver:
 
         self.folder = resolve_model_folder(str(model)) if model is not None else None
         self._loaded: dict[Path, tuple[Any, str]] = {}
-        self._composers: dict[tuple[Path, int], Any] = {}
+        self._composers: dict[tuple[Path, int, int], Any] = {}
 
     def model_folder(self, text: str, task: str | None = None, symbols: str | None = None) -> Path:
         """The folder that answers ``text``: the solver's model, else the shipped one for its task and size."""
@@ -132,7 +132,7 @@ class Solver:
         return Solution(text, task_name, folder, answers, satisfiable, rescue)
 
     def composed(self, folder: Path, pipe: Any, story: str, beam: int, top_n: int) -> list[str] | None:
-        """A CLUTRR story's ``top_n`` answers by composing its chain two facts at a time (as ``symbolinv evaluate``
+        """A CLUTRR story's ``top_n`` answers by composing its chain a few facts at a time (as ``symbolinv evaluate``
         answers; :mod:`hf_symbolinv.evaluation.chains`), or None where the story holds no single chain."""
         from ..tasks.clutrr import CLUTRR_RELATIONS, story_chain
         from .chains import ChainComposer
@@ -142,7 +142,7 @@ class Solver:
         except ValueError:
             return None
         width = max(beam, top_n)
-        key = (folder, width)
+        key = (folder, id(pipe.model), width)  # one composer per model copy: it asks its model as it composes
         if key not in self._composers:
             self._composers[key] = ChainComposer(pipe.model, pipe.tokenizer, CLUTRR_RELATIONS, beam=width)
         return self._composers[key].compose(chain).relations[:top_n]

@@ -232,9 +232,10 @@ def evaluate_seq2seq(args: Any, folder: Path, report_path: Path, heatmap_path: P
         loss = median_loss_draw(model, tokenizer, sources, targets, args.draws, args.seed)
         print(f"random embeddings: using the median-loss draw of {args.draws} (loss {loss:.4f})")
     columns = split.column_names
+    from ..evaluation.chains import DEFAULT_MAX_SPAN, composed_answers
+
     answer = None
     if task == "clutrr" and not args.whole_story:
-        from ..evaluation.chains import composed_answers
 
         def answer(texts: list[str]) -> list[list[str]]:
             return composed_answers(model, tokenizer, texts, beam=args.beam, top_n=args.top_n)
@@ -260,7 +261,11 @@ def evaluate_seq2seq(args: Any, folder: Path, report_path: Path, heatmap_path: P
     print("\n".join(report.summary_lines()))
     written = report.to_dict()
     if task == "clutrr":
-        written["answered_by"] = "the whole story" if args.whole_story else f"chain composition (beam {args.beam})"
+        written["answered_by"] = (
+            "the whole story"
+            if args.whole_story
+            else f"chain composition (beam {args.beam}, stories of up to {DEFAULT_MAX_SPAN} facts asked whole)"
+        )
     write_text_atomic(report_path, json.dumps(written, indent=1, default=str))
     save_heatmap(report, report_path.with_name(report_path.stem + "-heatmap.json"), heatmap_path)
     record_written(report_path, report_path.with_name(report_path.stem + "-heatmap.json"), heatmap_path)

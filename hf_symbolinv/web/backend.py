@@ -382,7 +382,7 @@ class _ThreadSafeSolver(Solver):
             return self._pools[folder]
 
     def composed(self, folder: Path, pipe: Any, story: str, beam: int, top_n: int) -> list[str] | None:
-        # The composer asks the model once, when it is made (a copy held for that), and is pure computation after.
+        # The composer asks its model as it composes: each copy has its own composer, used while the copy is held.
         if not isinstance(pipe, _PipelinePool):
             return super().composed(folder, pipe, story, beam, top_n)
         with pipe.borrowed() as copy:
