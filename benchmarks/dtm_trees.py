@@ -39,6 +39,8 @@ RUNS = {
     "dtm-continued2": "dtm-small",
     "dtm-continued3": "dtm-small",
     "dtm-continued4": "dtm-small",
+    "dtm-continued5": "dtm-small",
+    "dte-continued": "dte-small",
 }
 #: Runs that continue another (of the same seed) rather than start from a preset.
 CONTINUES = {
@@ -46,10 +48,14 @@ CONTINUES = {
     "dtm-continued2": "dtm-continued",
     "dtm-continued3": "dtm-continued2",
     "dtm-continued4": "dtm-continued3",
+    "dtm-continued5": "dtm-continued4",
+    "dte-continued": "dte",
 }
+#: Steps of the stretches whose run folders are gone (reports in results.json keep only the last one's).
+STRETCH_STEPS = {"dtm": 600, "dtm-continued": 250, "dtm-continued2": 300, "dtm-continued3": 600}
 #: Options of a run beyond its start: the fifth stretch continues a model already far along, where the first
 #: stretches' 1e-3 made its loss jump from 0.13 to 3 after 450 steps.
-OPTIONS = {"dtm-continued4": ["--lr", "3e-4"]}
+OPTIONS = {name: ["--lr", "3e-4"] for name in ("dtm-continued4", "dtm-continued5", "dte-continued")}
 #: The run (seed 0) that the shipped ``active-logical`` was written from. Run folders are not kept under version
 #: control, so a continuation of it starts from the shipped folder where the run's own folder is gone.
 SHIPPED_RUN = "dtm-continued3"
@@ -58,7 +64,7 @@ SHIPPED = REPO / "hf_symbolinv" / "pretrained" / "active-logical"
 #: lexical, OOD structural.
 PUBLISHED = {"dtm": (1.00, 1.00, 1.00, 1.00), "dte": (1.00, 1.00, 1.00, 1.00)}
 for _name in CONTINUES:
-    PUBLISHED[_name] = PUBLISHED["dtm"]
+    PUBLISHED[_name] = PUBLISHED["dte" if _name.startswith("dte") else "dtm"]
 
 
 def command(name: str, seed: int, data: Path, out: Path, steps: int, minutes: float) -> list[str]:
@@ -181,7 +187,9 @@ def collect(args: argparse.Namespace) -> None:
         "structural for active <-> logical; d_model 256, 16 experts, runs below 90% validation excluded, 5 runs).",
         "",
         "Runs: `python benchmarks/dtm_trees.py train NAME --seed S` = `symbolinv train --task tree --preset "
-        f"dtm-small|dte-small --set {' '.join(SETTINGS)} --batch-size 16 --steps STEPS` (AdamW lr 1e-3).",
+        f"dtm-small|dte-small --set {' '.join(SETTINGS)} --batch-size 16 --steps STEPS` (AdamW lr 1e-3); a "
+        "continuation (`*-continued*`) is `--init-from` the model of the stretch it continues instead of `--preset`, "
+        f"with a new cosine schedule ({', '.join(sorted(OPTIONS))}: lr 3e-4).",
     ]
     results = {"machine": machine, "published_table_1": PUBLISHED, "runs": reports}
     experiment_runs.write_results(args.out, lines, results)
@@ -230,6 +238,30 @@ the validation rows with unseen words and with one or two more adjectives in one
 """
 
 
+def stretch_history(name: str, report: dict, reports: dict[str, dict[int, dict]], seed: str) -> str:
+    """The card's account of a run that continues others: each stretch's command and steps, first to last."""
+    if name not in CONTINUES:
+        return ""
+    chain = [name]
+    while chain[-1] in CONTINUES:
+        chain.append(CONTINUES[chain[-1]])
+    chain.reverse()
+    steps = [
+        report["steps"] if stretch == name else reports.get(stretch, {}).get(int(seed), {}).get("steps")
+        for stretch in chain
+    ]
+    steps = [STRETCH_STEPS.get(stretch) if count is None else count for stretch, count in zip(chain, steps)]
+    commands = ", then ".join(
+        f"`train {stretch} --steps {count}`" + (" (lr 3e-4)" if stretch in OPTIONS else "")
+        for stretch, count in zip(chain, steps)
+    )
+    total = sum(count for count in steps if count is not None)
+    return (
+        f" This model is the last of {len(chain)} stretches of one run (seed {seed}): {commands}, each `symbolinv "
+        f"train --init-from` the previous model (a new cosine schedule): {total:,} steps in all."
+    )
+
+
 def ship(args: argparse.Namespace) -> None:
     """Write a finished run's model in float16, with its card, as the shipped model ``active-logical``."""
     from hf_symbolinv.routes.tree import load_tree_folder
@@ -241,20 +273,16 @@ def ship(args: argparse.Namespace) -> None:
     reached = min(correct) >= 0.99
     card = CARD.format(
         model=model_name,
-        architecture="Differentiable Tree Experts model" if model_name == "dte" else "Differentiable Tree Machine",
+        architecture="Differentiable Tree Experts model"
+        if model_name.startswith("dte")
+        else "Differentiable Tree Machine",
         seed=seed,
         steps=report["steps"],
         preset=RUNS[model_name],
         settings=" ".join(SETTINGS),
         parameters=report["parameters"],
         cells=" | ".join(f"{100 * value:.1f}" for value in correct),
-        history=(
-            " This model is the last of four stretches of one DTM (seed 0): `train dtm --steps 600`, then `train "
-            "dtm-continued --steps 250`, `train dtm-continued2 --steps 300`, `train dtm-continued3 --steps 600`, each "
-            "`symbolinv train --init-from` the previous model (a new cosine schedule): 1,750 steps in all."
-            if model_name in CONTINUES
-            else ""
-        ),
+        history=stretch_history(model_name, report, experiment_runs.read_reports(args.out), seed),
         verdict="this model reaches 99% on every split here."
         if reached
         else "this model, trained briefly on a CPU, **does not reach** the issue's 99% on every split.",

@@ -81,8 +81,18 @@ class RequestTimeout(InputError):
     """A request that took longer than the page's time limit."""
 
 
+class _SolvedView:
+    """A view of a :class:`Solution`: its answers."""
+
+    solution: Solution
+
+    @property
+    def answers(self) -> list[Answer]:
+        return self.solution.answers
+
+
 @dataclass(frozen=True)
-class AnswerView:
+class AnswerView(_SolvedView):
     """What the page shows for one formula: how it was read, which model answered, the answers with the
     checker's verdicts, and the exact solver's verdict on satisfiability."""
 
@@ -91,13 +101,9 @@ class AnswerView:
     folder: Path
     solution: Solution
 
-    @property
-    def answers(self) -> list[Answer]:
-        return self.solution.answers
-
 
 @dataclass(frozen=True)
-class StoryView:
+class StoryView(_SolvedView):
     """What the page shows for a family story: how it was read, which model answered, and its answers (relation
     words) with the checker's verdicts (CLUTRR's judge: unknown without a reference, except where the kinship
     table decides)."""
@@ -106,10 +112,6 @@ class StoryView:
     model: ModelEntry
     folder: Path
     solution: Solution
-
-    @property
-    def answers(self) -> list[Answer]:
-        return self.solution.answers
 
 
 @dataclass(frozen=True)
