@@ -29,7 +29,7 @@ import experiment_runs
 REPO = experiment_runs.REPO
 
 DATA = REPO.parent / "shared" / "data" / "dtm_active_logical"
-OUT = REPO / "benchmarks" / "results" / "dtm_active_logical"
+OUT = REPO / "benchmarks" / "results" / "dtm_trees"
 SPLITS = ("train", "validation", "lexical", "structural")
 SETTINGS = ["max_depth=9", "num_steps=8"]
 RUNS = {
@@ -39,8 +39,8 @@ RUNS = {
     "dtm-continued2": "dtm-small",
     "dtm-continued3": "dtm-small",
     "dtm-continued4": "dtm-small",
-    "dtm-continued5": "dtm-small",
     "dte-continued": "dte-small",
+    "dte-continued2": "dte-small",
 }
 #: Runs that continue another (of the same seed) rather than start from a preset.
 CONTINUES = {
@@ -48,14 +48,14 @@ CONTINUES = {
     "dtm-continued2": "dtm-continued",
     "dtm-continued3": "dtm-continued2",
     "dtm-continued4": "dtm-continued3",
-    "dtm-continued5": "dtm-continued4",
     "dte-continued": "dte",
+    "dte-continued2": "dte-continued",
 }
 #: Steps of the stretches whose run folders are gone (reports in results.json keep only the last one's).
 STRETCH_STEPS = {"dtm": 600, "dtm-continued": 250, "dtm-continued2": 300, "dtm-continued3": 600}
 #: Options of a run beyond its start: the fifth stretch continues a model already far along, where the first
 #: stretches' 1e-3 made its loss jump from 0.13 to 3 after 450 steps.
-OPTIONS = {name: ["--lr", "3e-4"] for name in ("dtm-continued4", "dtm-continued5", "dte-continued")}
+OPTIONS = {name: ["--lr", "3e-4"] for name in ("dtm-continued4", "dte-continued", "dte-continued2")}
 #: The run (seed 0) that the shipped ``active-logical`` was written from. Run folders are not kept under version
 #: control, so a continuation of it starts from the shipped folder where the run's own folder is gone.
 SHIPPED_RUN = "dtm-continued3"
@@ -152,7 +152,10 @@ def evaluate(args: argparse.Namespace) -> None:
                 if answer != r["target"]
             ][:3]
             report["by_split"][name] = {"count": len(rows), "correct": result["correct"], "wrong_examples": wrong}
-        state = sorted((run / "checkpoints").glob("checkpoint-*/trainer_state.json"))
+        state = sorted(
+            (run / "checkpoints").glob("checkpoint-*/trainer_state.json"),
+            key=lambda path: int(path.parent.name.split("-")[1]),  # by step: checkpoint-1000 after checkpoint-750
+        )
         report["steps"] = json.loads(state[-1].read_text())["global_step"] if state else None
         experiment_runs.write_report(run, report)
 
