@@ -20,7 +20,6 @@ not released here; in their place this script judges:
 from __future__ import annotations
 
 import argparse
-import json
 import random
 from pathlib import Path
 
@@ -152,11 +151,8 @@ def evaluate(args: argparse.Namespace) -> None:
                 if answer != r["target"]
             ][:3]
             report["by_split"][name] = {"count": len(rows), "correct": result["correct"], "wrong_examples": wrong}
-        state = sorted(
-            (run / "checkpoints").glob("checkpoint-*/trainer_state.json"),
-            key=lambda path: int(path.parent.name.split("-")[1]),  # by step: checkpoint-1000 after checkpoint-750
-        )
-        report["steps"] = json.loads(state[-1].read_text())["global_step"] if state else None
+        state = experiment_runs.last_trainer_state(run / "checkpoints")
+        report["steps"] = state["global_step"] if state else None
         experiment_runs.write_report(run, report)
 
 

@@ -99,6 +99,15 @@ def read_reports(out: Path) -> dict[str, dict[int, dict]]:
     return reports
 
 
+def last_trainer_state(checkpoints: Path) -> dict | None:
+    """The ``trainer_state.json`` of a run's last checkpoint (by step: ``checkpoint-1000`` after ``checkpoint-750``),
+    or None where there is none."""
+    from hf_symbolinv.training.checkpoints import checkpoint_step
+
+    states = sorted(checkpoints.glob("checkpoint-*/trainer_state.json"), key=lambda path: checkpoint_step(path.parent))
+    return json.loads(states[-1].read_text()) if states else None
+
+
 def read_finished_run(out: Path, run_name: str) -> tuple[Path, dict, str, str]:
     """A finished run ``NAME-sSEED``: its folder, its report, its model name and its seed."""
     run = out / "runs" / run_name

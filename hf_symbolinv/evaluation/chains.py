@@ -134,6 +134,18 @@ class ChainComposer:
         return sorted(cell.items(), key=lambda item: -item[1][0])[: self.beam]
 
 
+def compose_story(composer: ChainComposer, story: str, top_n: int = 1) -> list[str] | None:
+    """The ``top_n`` relations a symbolic CLUTRR story's chain composes to, or None where the story holds no single
+    chain from the query's first person to its second (such a story is read whole by the model instead)."""
+    from ..tasks.clutrr import story_chain
+
+    try:
+        chain = story_chain(story)
+    except ValueError:
+        return None
+    return composer.compose(chain).relations[: max(1, top_n)]
+
+
 def composed_answers(
     model: Any,
     tokenizer: Any,
@@ -144,20 +156,12 @@ def composed_answers(
 ) -> list[list[str]]:
     """The ``top_n`` answers to each symbolic CLUTRR story by composing its chain (see the module); a story without
     exactly one chain from the query's first person to its second is answered by the model reading it whole."""
-    from ..tasks.clutrr import CLUTRR_RELATIONS, story_chain
+    from ..tasks.clutrr import CLUTRR_RELATIONS
     from .seq2seq import generate_answers
 
     composer = ChainComposer(model, tokenizer, CLUTRR_RELATIONS, beam=max(beam, top_n), max_span=max_span)
-    answers: list[list[str] | None] = []
-    whole: list[int] = []
-    for index, source in enumerate(sources):
-        try:
-            chain = story_chain(source)
-        except ValueError:
-            answers.append(None)
-            whole.append(index)
-            continue
-        answers.append(composer.compose(chain).relations[: max(1, top_n)])
+    answers = [compose_story(composer, source, top_n) for source in sources]
+    whole = [index for index, options in enumerate(answers) if options is None]
     if whole:
         read = generate_answers(
             model,

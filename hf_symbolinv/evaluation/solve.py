@@ -134,18 +134,14 @@ class Solver:
     def composed(self, folder: Path, pipe: Any, story: str, beam: int, top_n: int) -> list[str] | None:
         """A CLUTRR story's ``top_n`` answers by composing its chain a few facts at a time (as ``symbolinv evaluate``
         answers; :mod:`hf_symbolinv.evaluation.chains`), or None where the story holds no single chain."""
-        from ..tasks.clutrr import CLUTRR_RELATIONS, story_chain
-        from .chains import ChainComposer
+        from ..tasks.clutrr import CLUTRR_RELATIONS
+        from .chains import ChainComposer, compose_story
 
-        try:
-            chain = story_chain(story)
-        except ValueError:
-            return None
         width = max(beam, top_n)
         key = (folder, id(pipe.model), width)  # one composer per model copy: it asks its model as it composes
         if key not in self._composers:
             self._composers[key] = ChainComposer(pipe.model, pipe.tokenizer, CLUTRR_RELATIONS, beam=width)
-        return self._composers[key].compose(chain).relations[:top_n]
+        return compose_story(self._composers[key], story, top_n)
 
     def check_runner(self, work: Callable[..., T], args: tuple) -> T:
         """Where the checking work of :meth:`solve` runs: here, in this thread (the web page's solver runs it in a

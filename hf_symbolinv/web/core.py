@@ -162,7 +162,7 @@ def input_kind(text: str) -> str:
 def read_story_input(text: str) -> ReadStory:
     """Read a story in either form with the CLUTRR task's readers; an :class:`InputError` carries their message
     (the sentence or fact that is malformed, a missing query, ...)."""
-    from ..tasks.clutrr import facts_of_text, read_story, story_people
+    from ..tasks.clutrr import facts_of_text, story_people
 
     source = text.strip()
     if not source:
@@ -173,8 +173,7 @@ def read_story_input(text: str) -> ReadStory:
         if "[" in source:
             facts, names = facts_of_text(source)
             return ReadStory(source, "text", facts, tuple(names))
-        read_story(source)
-        return ReadStory(source, "symbolic", source, tuple(story_people(source)))
+        return ReadStory(source, "symbolic", source, tuple(story_people(source)))  # reads it, or names what is wrong
     except ValueError as error:
         raise InputError(str(error)) from None
 
