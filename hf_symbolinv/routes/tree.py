@@ -34,9 +34,7 @@ _NOT_FOR_TREES: dict[str, Any] = {
     "group_by_length": False,
     "curriculum": 0,
     "workers": 0,
-    "warmup_steps": None,  # the tree route keeps the recipe's 5%
     "targets": "taught",  # tree targets are taught as written
-    "warmup_ratio": None,
 }
 
 
@@ -89,6 +87,8 @@ def train_tree(args: Any, output: Path, config: Any, init_folder: Path | None) -
     problem = checkpoint_problem(config, checkpoints, args.no_resume)
     if problem is not None:
         raise ValueError(problem)
+    # --warmup-steps or --warmup-ratio (a fraction: TrainingArguments reads one below 1); neither: the recipe's 5%.
+    warmup = args.warmup_steps if args.warmup_steps is not None else args.warmup_ratio
     time_limit = train_tree_model(
         model,
         tokenizer,
@@ -101,12 +101,15 @@ def train_tree(args: Any, output: Path, config: Any, init_folder: Path | None) -
         time_limit_minutes=args.time_limit,
         resume=not args.no_resume,
         compile_backend=args.compile,
+        warmup=warmup,
         options={
             "learning_rate": args.lr,
             "batch_size": args.batch_size,
             "seed": args.seed,
             "steps": steps,
             "max_train_samples": args.max_train_samples,
+            # Recorded only when given, so that runs from before the option resume as they were.
+            **({"warmup": warmup} if warmup is not None else {}),
         },
     )
     if stopped_by_time_limit(time_limit, steps, args.time_limit, checkpoints):

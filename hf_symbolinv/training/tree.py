@@ -81,9 +81,11 @@ def train_tree_model(
     progress: bool = True,
     compile_backend: str | None = None,
     options: dict[str, Any] | None = None,
+    warmup: int | float | None = None,
 ) -> TimeLimit | None:
     """Train ``model`` for ``steps`` optimizer steps of the training recipe (:data:`~hf_symbolinv.training.RECIPE`)
-    on the text pairs of ``train_dataset``; checkpoints go to ``output_dir`` and a rerun resumes from the last
+    on the text pairs of ``train_dataset`` (``warmup``: steps, or a fraction of them below 1; default the recipe's
+    5%); checkpoints go to ``output_dir`` and a rerun resumes from the last
     sound one (:func:`~hf_symbolinv.training.checkpoints.prepare_checkpoints`: refused if ``options``, recorded with
     each checkpoint, changed). Returns the time-limit callback (its ``stopped_at`` is set when the limit stopped the
     run)."""
@@ -95,7 +97,7 @@ def train_tree_model(
         output_dir=str(output_dir),
         max_steps=steps,
         per_device_train_batch_size=batch_size,
-        **recipe_arguments(learning_rate=learning_rate),
+        **recipe_arguments(learning_rate=learning_rate, warmup_steps=warmup),
         save_strategy="steps",
         save_steps=save_steps,
         save_total_limit=2,

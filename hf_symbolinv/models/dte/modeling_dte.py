@@ -58,7 +58,7 @@ from transformers.utils import ModelOutput
 
 from .configuration_dte import DTEConfig
 from .loading import StrictLoadingMixin
-from .tree_interpreter import TreeInterpreter
+from .tree_interpreter import TreeInterpreter, num_roles_for_depth
 
 EMPTY_ID = 0
 SYMBOL_ID = 1
@@ -236,6 +236,9 @@ class DTEPreTrainedModel(StrictLoadingMixin, PreTrainedModel):
         elif isinstance(module, TreeInterpreter):
             module.reset_operators()  # buffers that follow from max_depth, never saved: always computed
         elif isinstance(module, DTEForTreeTransduction):
+            # After the module's own linear maps (``apply`` visits children first): see ``tree_encoder_init``.
+            if self.config.tree_encoder_init == "zero":
+                init.zeros_(module.tree_encoder.weight)
             init.normal_(module.special_tokens, std=0.02)
             init.zeros_(module.logit_scale)
             if module.damper is not None:
@@ -252,13 +255,12 @@ class DTEForTreeTransduction(DTEPreTrainedModel):
     def __init__(self, config: DTEConfig) -> None:
         super().__init__(config)
         self.interpreter = TreeInterpreter(config.max_depth)
-        roles = self.interpreter.num_roles
         d_model = config.d_model
         self.fillers = nn.Embedding(config.vocab_size, config.filler_dim, padding_idx=EMPTY_ID)
         # Label logits are -exp(logit_scale) x the squared distance to each label's filler.
         self.logit_scale = nn.Parameter(torch.zeros(()))
         # A tree enters the controller as one token: its content part, flattened and projected.
-        self.tree_encoder = nn.Linear(config.filler_dim * roles, d_model)
+        self.tree_encoder = nn.Linear(config.filler_dim * self.interpreter.num_roles, d_model)
         # Two classification tokens: the operation weights are read at the first, the root filler at the second.
         self.special_tokens = nn.Parameter(torch.zeros(2, d_model))
         if config.controller == "dtm":
@@ -333,6 +335,11 @@ class DTEForTreeTransduction(DTEPreTrainedModel):
         # Nearest filler, as the interpreter decodes: the empty label's filler is zero, so an empty position
         # (zero content) reads as empty from the first step on, with no bias to learn.
         fillers = self.fillers.weight
+        # The empty label's filler is never trained (here, where it is read without the embedding's padding rule):
+        # it stays zero, as everything the interpreter moves in from outside a tree is, so that how many empty
+        # positions a tree has cannot change how it is read (and a model can grow: ``resize_max_depth``). Models
+        # trained before this rule learned it, and read as they were trained.
+        fillers = torch.cat([fillers[:1].detach(), fillers[1:]])
         distances = content.square().sum(-1, keepdim=True) - 2 * content @ fillers.T + fillers.square().sum(-1)
         label_logits = -self.logit_scale.exp() * distances
         identity = tree[:, dim:].transpose(1, 2).clamp(min=0) + _POINTER_FLOOR
@@ -447,6 +454,45 @@ class DTEForTreeTransduction(DTEPreTrainedModel):
         content = tree[:, : self.config.filler_dim].flatten(1)
         slot_code = sinusoidal_encoding(slot, self.config.d_model, tree.device).to(content.dtype)
         return (self.tree_encoder(content) + slot_code).unsqueeze(1)
+
+    @torch.no_grad()
+    def resize_max_depth(self, max_depth: int) -> None:
+        """Grow the deepest tree the model takes to ``max_depth`` (in place; ``config.max_depth`` follows).
+
+        Positions are numbered breadth-first, so the old positions keep their numbers; the new, deeper positions
+        get zero weights in the tree encoder: the controller reads a tree exactly as before and ignores what lies
+        below the old depth. Where no step pushes a node below the old depth (an input at least ``num_steps``
+        levels shallower), every answer is unchanged; elsewhere the grown model keeps nodes the old one dropped.
+        A model trained on shallow trees (cheaper: a step costs in proportion to the positions) is grown this
+        way to take deeper ones. Shrinking is refused: it would drop trained weights."""
+        old_depth = self.config.max_depth
+        if not isinstance(max_depth, int) or isinstance(max_depth, bool) or max_depth < old_depth:
+            raise ValueError(f"max_depth={max_depth!r}: a model only grows (it has max_depth={old_depth})")
+        if max_depth == old_depth:
+            return
+        if self.fillers.weight[EMPTY_ID].any():
+            raise ValueError(
+                "this model's empty filler is not zero (it was trained before the empty label's filler was kept at "
+                "zero): its new, deeper positions would not read as empty, so growing it would change its answers"
+            )
+        self.config.max_depth = max_depth
+        try:
+            self.config.validate_combinations()  # the deepest a tree may be
+        except ValueError:
+            self.config.max_depth = old_depth
+            raise
+        interpreter = TreeInterpreter(max_depth).to(self.tree_encoder.weight.device)
+        old_encoder = self.tree_encoder
+        old_roles, dim = num_roles_for_depth(old_depth), self.config.filler_dim
+        roles = interpreter.num_roles
+        weight = old_encoder.weight.new_zeros(old_encoder.out_features, dim, roles)
+        weight[:, :, :old_roles] = old_encoder.weight.view(-1, dim, old_roles)
+        encoder = nn.Linear(dim * roles, old_encoder.out_features, device=weight.device, dtype=weight.dtype)
+        encoder.weight.copy_(weight.view(old_encoder.out_features, -1))
+        encoder.bias.copy_(old_encoder.bias)
+        encoder.weight.requires_grad_(old_encoder.weight.requires_grad)
+        encoder.bias.requires_grad_(old_encoder.bias.requires_grad)
+        self.tree_encoder, self.interpreter = encoder, interpreter
 
     # -- forward ---------------------------------------------------------------------------------------
     def answer_steps(self) -> int:

@@ -272,6 +272,11 @@ class DTETreeTokenizer:
             raise ValueError(f"{path}: unknown field(s) {unknown}")
         return cls(**data)
 
+    def with_max_depth(self, max_depth: int) -> DTETreeTokenizer:
+        """This tokenizer for trees of depth up to ``max_depth`` (the tokenizer of a model grown by
+        ``resize_max_depth``)."""
+        return type(self)(**{**self.to_dict(), "max_depth": max_depth})
+
     def check_model_config(self, config: Any) -> None:
         """Refuse a model whose sizes disagree with this tokenizer's (naming the field)."""
         for field, mine in (("vocab_size", self.vocab_size), ("max_depth", self.max_depth)):

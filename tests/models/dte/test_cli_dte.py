@@ -187,3 +187,15 @@ def test_a_tree_run_records_its_checkpoints_and_refuses_a_resume_with_another_lr
     assert _train(tree_data, output, "tdte-small", *argv) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--lr 0.001 -> 0.5" in err
+
+
+@pytest.mark.parametrize(("option", "value", "expected"), [("--warmup-steps", "3", 3), ("--warmup-ratio", "0.5", 2)])
+def test_a_tree_run_takes_its_warm_up(tree_data: Path, tmp_path: Path, option, value, expected) -> None:
+    output = tmp_path / "run"
+    assert _train(tree_data, output, "dtm-small", "--steps", "4", option, value) == 0
+    state = json.loads((output / "checkpoints" / "checkpoint-4" / "trainer_state.json").read_text())
+    rates = [entry["learning_rate"] for entry in state["log_history"] if "learning_rate" in entry]
+    # Linear warm-up from 0 to 1e-3 over `expected` steps (the recipe's 5% would reach it after the first).
+    assert rates[: expected + 1] == pytest.approx([1e-3 * step / expected for step in range(expected + 1)])
+    record = json.loads((output / "checkpoints" / "checkpoint-4" / ".symbolinv-written.json").read_text())
+    assert record["options"]["warmup"] == float(value)

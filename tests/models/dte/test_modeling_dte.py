@@ -149,7 +149,9 @@ def _leaves(node) -> list[str]:
 
 
 def test_more_symbols_than_trained_run():
-    model = trained_model(controller="dte", top_k=2)
+    # A tree of 7 symbols is deeper than every training tree: after 30 steps a model whose tree encoder started at
+    # zero does not read its new positions and answers it with the empty tree, which would make this test vacuous.
+    model = trained_model(controller="dte", top_k=2, tree_encoder_init="normal")
     tok = DTETreeTokenizer(BASE_LABELS, max_depth=3, max_symbols=8)
     # Trained on inputs of at most 3 symbols: 7 here, all names never seen.
     encoded = tok("(f (g (f s0 s1) (h s2 s3)) (g s4 (h s5 s6)))")
@@ -536,3 +538,82 @@ def test_the_all_steps_sluggish_rule_matches_the_eager_one(damper, explorer, num
     assert all_steps[4].keys() == eager[4].keys()
     for key, grad in eager[4].items():
         torch.testing.assert_close(all_steps[4][key], grad, atol=1e-6, rtol=1e-6, msg=key)
+
+
+@pytest.mark.parametrize(("controller", "encoder_init"), [("dtm", "zero"), ("dte", "zero"), ("dtm", "normal")])
+def test_a_grown_model_answers_as_before_and_takes_deeper_trees(tmp_path, controller, encoder_init):
+    # Two steps push a node at most two levels down: from an input of depth <= 1 nothing reaches below depth 3,
+    # so the model grown to depth 6 must give the same answers as the model of depth 3.
+    model = trained_model(controller=controller, num_steps=2, tree_encoder_init=encoder_init)
+    old_roles = model.interpreter.num_roles
+    shallow = ["(f p q)", "(g x y)", "(h a b)"]
+    encoded, names = model_inputs(shallow)
+    with torch.no_grad():
+        before = model(**encoded)
+    answers = tokenizer().batch_decode(before.label_logits, before.symbol_probs, names)
+    assert any(answer != "_" for answer in answers)  # not a vacuous comparison of empty trees
+
+    model.resize_max_depth(6)
+    assert model.config.max_depth == 6 and model.interpreter.num_roles == 127
+    deeper = tokenizer().with_max_depth(6)
+    assert deeper.max_depth == 6 and deeper.to_dict() == {**tokenizer().to_dict(), "max_depth": 6}
+    grown_inputs = deeper(shallow)
+    grown_inputs.pop("symbol_names")
+    with torch.no_grad():
+        after = model(**grown_inputs)
+    torch.testing.assert_close(after.label_logits[:, :old_roles], before.label_logits)
+    torch.testing.assert_close(after.symbol_probs[:, :old_roles], before.symbol_probs)
+    assert (after.label_logits[:, old_roles:].argmax(-1) == 0).all()  # nothing below the old depth
+    assert deeper.batch_decode(after.label_logits, after.symbol_probs, names) == answers
+
+    # A tree of depth 5 is refused at depth 3 and read once grown; the grown model saves and loads strictly.
+    deep_tree = "(f (g (h (f (g a b) c) d) e) p)"
+    with pytest.raises(ValueError, match="max_depth=3"):
+        tokenizer()(deep_tree)
+    deep_inputs = deeper(deep_tree)
+    deep_inputs.pop("symbol_names")
+    with torch.no_grad():
+        expected = model(**deep_inputs).label_logits
+    model.save_pretrained(tmp_path)
+    deeper.save_pretrained(tmp_path)
+    loaded = DTEForTreeTransduction.from_pretrained(tmp_path).eval()
+    DTETreeTokenizer.from_pretrained(tmp_path).check_model_config(loaded.config)
+    with torch.no_grad():
+        torch.testing.assert_close(loaded(**deep_inputs).label_logits, expected)
+
+
+def test_the_empty_filler_stays_zero_in_training_and_a_model_that_learned_one_does_not_grow():
+    model = trained_model(controller="dtm", num_steps=2)
+    assert not model.fillers.weight[0].any() and model.fillers.weight[1:].abs().sum() > 0
+    with torch.no_grad():
+        model.fillers.weight[0] = 0.5  # as models trained before the rule learned it
+    with pytest.raises(ValueError, match="empty filler is not zero"):
+        model.resize_max_depth(5)
+    assert model.config.max_depth == 3
+
+
+def test_a_model_only_grows_and_within_the_deepest_tree():
+    model = tiny_model()
+    for depth in (2, 13, 3.5, True):
+        with pytest.raises(ValueError, match="max_depth"):
+            model.resize_max_depth(depth)
+        assert model.config.max_depth == 3 and model.interpreter.num_roles == 15
+    weight = model.tree_encoder.weight.clone()
+    model.resize_max_depth(3)  # the same depth: nothing changes
+    assert torch.equal(model.tree_encoder.weight, weight)
+
+
+def test_a_position_no_training_tree_fills_is_never_read():
+    # One step: the controller reads only the empty tree and the inputs (depth <= 2 of max_depth 3), so the tree
+    # encoder's weights of the depth-3 positions get no gradient and stay at their zero start.
+    model = trained_model(controller="dtm", num_steps=1)
+    weight = model.tree_encoder.weight.view(model.config.d_model, model.config.filler_dim, -1)
+    assert not weight[:, :, 7:].any() and weight[:, :, :7].abs().sum() > 0
+    # So two trees alike down to depth 2, with other labels at depth 3, get the same first operation.
+    batch = tokenizer()(["(f (g a (h b c)) d)", "(f (g a (h f g)) d)"])
+    batch.pop("symbol_names")
+    with torch.no_grad():
+        first = model(**batch).operation_weights[:, 0]
+    torch.testing.assert_close(first[0], first[1])
+    # Started from small random weights, as models were before, those positions are read.
+    assert tiny_model(tree_encoder_init="normal").tree_encoder.weight.view(16, 8, -1)[:, :, 7:].abs().sum() > 0
