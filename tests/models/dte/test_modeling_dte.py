@@ -149,9 +149,7 @@ def _leaves(node) -> list[str]:
 
 
 def test_more_symbols_than_trained_run():
-    # A tree of 7 symbols is deeper than every training tree: after 30 steps a model whose tree encoder started at
-    # zero does not read its new positions and answers it with the empty tree, which would make this test vacuous.
-    model = trained_model(controller="dte", top_k=2, tree_encoder_init="normal")
+    model = trained_model(controller="dte", top_k=2)
     tok = DTETreeTokenizer(BASE_LABELS, max_depth=3, max_symbols=8)
     # Trained on inputs of at most 3 symbols: 7 here, all names never seen.
     encoded = tok("(f (g (f s0 s1) (h s2 s3)) (g s4 (h s5 s6)))")
@@ -606,7 +604,7 @@ def test_a_model_only_grows_and_within_the_deepest_tree():
 def test_a_position_no_training_tree_fills_is_never_read():
     # One step: the controller reads only the empty tree and the inputs (depth <= 2 of max_depth 3), so the tree
     # encoder's weights of the depth-3 positions get no gradient and stay at their zero start.
-    model = trained_model(controller="dtm", num_steps=1)
+    model = trained_model(controller="dtm", num_steps=1, tree_encoder_init="zero")
     weight = model.tree_encoder.weight.view(model.config.d_model, model.config.filler_dim, -1)
     assert not weight[:, :, 7:].any() and weight[:, :, :7].abs().sum() > 0
     # So two trees alike down to depth 2, with other labels at depth 3, get the same first operation.
@@ -615,5 +613,5 @@ def test_a_position_no_training_tree_fills_is_never_read():
     with torch.no_grad():
         first = model(**batch).operation_weights[:, 0]
     torch.testing.assert_close(first[0], first[1])
-    # Started from small random weights, as models were before, those positions are read.
-    assert tiny_model(tree_encoder_init="normal").tree_encoder.weight.view(16, 8, -1)[:, :, 7:].abs().sum() > 0
+    # Started from small random weights (the default), those positions are read.
+    assert tiny_model().tree_encoder.weight.view(16, 8, -1)[:, :, 7:].abs().sum() > 0
