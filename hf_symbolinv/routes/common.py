@@ -67,6 +67,12 @@ def resume_mismatch(config: Any, checkpoint: Path) -> str | None:
     return f"{checkpoint} was trained with other settings ({changes}); keep them, or pass --no-resume"
 
 
+def given_warmup(args: Any) -> int | float | None:
+    """``--warmup-steps`` or ``--warmup-ratio`` (a fraction: ``TrainingArguments`` reads one below 1), or None where
+    neither was given (each route has its default)."""
+    return args.warmup_steps if args.warmup_steps is not None else args.warmup_ratio
+
+
 def checkpoint_problem(config: Any, checkpoints: Path, no_resume: bool) -> str | None:
     """Why the last checkpoint in ``checkpoints`` cannot be resumed with ``config`` (see :func:`resume_mismatch`),
     or None (also when there is none, or ``--no-resume``)."""

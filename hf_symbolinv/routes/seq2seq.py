@@ -13,6 +13,7 @@ from ..utils.progress import show_progress
 from .common import (
     TrainedModel,
     checkpoint_problem,
+    given_warmup,
     load_data,
     load_split,
     save_trained_model,
@@ -21,14 +22,11 @@ from .common import (
 
 
 def _warmup(args: Any, steps: int) -> int | float:
-    """``--warmup-steps``, ``--warmup-ratio`` (a fraction: ``TrainingArguments`` reads one below 1), or the default."""
+    """``--warmup-steps``, ``--warmup-ratio`` (:func:`given_warmup`), or the default."""
     from ..training import default_warmup_steps
 
-    if args.warmup_steps is not None:
-        return args.warmup_steps
-    if args.warmup_ratio is not None:
-        return args.warmup_ratio
-    return default_warmup_steps(steps)
+    given = given_warmup(args)
+    return default_warmup_steps(steps) if given is None else given
 
 
 def median_loss_draw(
@@ -142,7 +140,7 @@ def train_seq2seq(args: Any, output: Path, config: Any, init_folder: Path | None
         "gradient_accumulation": args.grad_accum,
         "targets": args.targets,
         "seed": args.seed,
-        "warmup": _warmup(args, steps) if args.warmup_steps or args.warmup_ratio is not None else "default",
+        "warmup": "default" if given_warmup(args) is None else given_warmup(args),
         "steps": steps,
         "max_train_samples": args.max_train_samples,
         "curriculum": args.curriculum,

@@ -18,6 +18,7 @@ from .common import (
     DEFAULT_ALPHA_SYMBOLS,
     TrainedModel,
     checkpoint_problem,
+    given_warmup,
     load_data,
     load_split,
     save_trained_model,
@@ -87,8 +88,7 @@ def train_tree(args: Any, output: Path, config: Any, init_folder: Path | None) -
     problem = checkpoint_problem(config, checkpoints, args.no_resume)
     if problem is not None:
         raise ValueError(problem)
-    # --warmup-steps or --warmup-ratio (a fraction: TrainingArguments reads one below 1); neither: the recipe's 5%.
-    warmup = args.warmup_steps if args.warmup_steps is not None else args.warmup_ratio
+    warmup = given_warmup(args)  # neither option: the recipe's 5%
     time_limit = train_tree_model(
         model,
         tokenizer,

@@ -58,7 +58,7 @@ from transformers.utils import ModelOutput
 
 from .configuration_dte import DTEConfig
 from .loading import StrictLoadingMixin
-from .tree_interpreter import TreeInterpreter, num_roles_for_depth
+from .tree_interpreter import TreeInterpreter
 
 EMPTY_ID = 0
 SYMBOL_ID = 1
@@ -332,13 +332,12 @@ class DTEForTreeTransduction(DTEPreTrainedModel):
         symbol gets all-zero symbol probabilities (there is nothing to copy, and its answer holds no symbol)."""
         dim = self.config.filler_dim
         content = tree[:, :dim].transpose(1, 2)
-        # Nearest filler, as the interpreter decodes: the empty label's filler is zero, so an empty position
-        # (zero content) reads as empty from the first step on, with no bias to learn.
-        fillers = self.fillers.weight
-        # The empty label's filler is never trained (here, where it is read without the embedding's padding rule):
-        # it stays zero, as everything the interpreter moves in from outside a tree is, so that how many empty
-        # positions a tree has cannot change how it is read (and a model can grow: ``resize_max_depth``). Models
+        # Nearest filler, as the interpreter decodes. The empty label's filler is never trained (here, where it is
+        # read without the embedding's padding rule): it stays zero, as everything the interpreter moves in from
+        # outside a tree is, so an empty position reads as empty from the first step on, and how many empty
+        # positions a tree has cannot change how it is read (a model can grow: ``resize_max_depth``). Models
         # trained before this rule learned it, and read as they were trained.
+        fillers = self.fillers.weight
         fillers = torch.cat([fillers[:1].detach(), fillers[1:]])
         distances = content.square().sum(-1, keepdim=True) - 2 * content @ fillers.T + fillers.square().sum(-1)
         label_logits = -self.logit_scale.exp() * distances
@@ -481,17 +480,15 @@ class DTEForTreeTransduction(DTEPreTrainedModel):
         except ValueError:
             self.config.max_depth = old_depth
             raise
-        interpreter = TreeInterpreter(max_depth).to(self.tree_encoder.weight.device)
-        old_encoder = self.tree_encoder
-        old_roles, dim = num_roles_for_depth(old_depth), self.config.filler_dim
-        roles = interpreter.num_roles
-        weight = old_encoder.weight.new_zeros(old_encoder.out_features, dim, roles)
-        weight[:, :, :old_roles] = old_encoder.weight.view(-1, dim, old_roles)
-        encoder = nn.Linear(dim * roles, old_encoder.out_features, device=weight.device, dtype=weight.dtype)
-        encoder.weight.copy_(weight.view(old_encoder.out_features, -1))
-        encoder.bias.copy_(old_encoder.bias)
-        encoder.weight.requires_grad_(old_encoder.weight.requires_grad)
-        encoder.bias.requires_grad_(old_encoder.bias.requires_grad)
+        old, dim = self.tree_encoder, self.config.filler_dim
+        interpreter = TreeInterpreter(max_depth).to(old.weight.device)
+        old_roles, roles, width = self.interpreter.num_roles, interpreter.num_roles, old.out_features
+        encoder = nn.Linear(dim * roles, width, device=old.weight.device, dtype=old.weight.dtype)
+        encoder.weight.zero_()
+        encoder.weight.view(width, dim, roles)[:, :, :old_roles] = old.weight.view(width, dim, old_roles)
+        encoder.bias.copy_(old.bias)
+        encoder.weight.requires_grad_(old.weight.requires_grad)
+        encoder.bias.requires_grad_(old.bias.requires_grad)
         self.tree_encoder, self.interpreter = encoder, interpreter
 
     # -- forward ---------------------------------------------------------------------------------------
