@@ -559,8 +559,9 @@ def test_a_grown_model_answers_as_before_and_takes_deeper_trees(tmp_path, contro
     grown_inputs.pop("symbol_names")
     with torch.no_grad():
         after = model(**grown_inputs)
-    torch.testing.assert_close(after.label_logits[:, :old_roles], before.label_logits)
-    torch.testing.assert_close(after.symbol_probs[:, :old_roles], before.symbol_probs)
+    # The grown encoder sums over more (zero) terms, which another CPU's kernels may order otherwise: a margin.
+    torch.testing.assert_close(after.label_logits[:, :old_roles], before.label_logits, rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(after.symbol_probs[:, :old_roles], before.symbol_probs, rtol=1e-4, atol=1e-5)
     assert (after.label_logits[:, old_roles:].argmax(-1) == 0).all()  # nothing below the old depth
     assert deeper.batch_decode(after.label_logits, after.symbol_probs, names) == answers
 
