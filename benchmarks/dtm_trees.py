@@ -35,9 +35,9 @@ DEFAULT_STEPS = 8
 #: Runs trained at the training trees' own depth (7: 255 tree positions, a step about 4.6 times faster than at depth
 #: 9's 1,023) and grown to depth 9 for evaluation and shipping (``resize_max_depth``: the same answers on every tree
 #: of depth 7, and deeper trees taken).
-TRAIN_DEPTH = {"dtm-d7": 7, "dte-d7": 7, "dtm16-d7": 7, "dtm16-d7-zero": 7}
+TRAIN_DEPTH = {"dtm-d7": 7, "dte-d7": 7, "dtm16-d7": 7, "dtm16-d7-zero": 7, "dtm16-d7-long": 7}
 #: Steps of the runs that do not run :data:`DEFAULT_STEPS`: the DTM authors' setting for this task is 16.
-RUN_STEPS = {"dtm16-d7": 16, "dtm16-d7-zero": 16}
+RUN_STEPS = {"dtm16-d7": 16, "dtm16-d7-zero": 16, "dtm16-d7-long": 16}
 #: Runs whose tree encoder starts at zero (``tree_encoder_init``: a position no training tree fills is never read);
 #: the others start from small random weights (the default).
 ZERO_ENCODER = {"dtm16-d7-zero"}
@@ -56,6 +56,7 @@ RUNS = {
     "dte-d7": "dte-small",
     "dtm16-d7": "dtm-small",
     "dtm16-d7-zero": "dtm-small",
+    "dtm16-d7-long": "dtm-small",
 }
 #: Runs that continue another (of the same seed) rather than start from a preset.
 CONTINUES = {
@@ -71,6 +72,8 @@ STRETCH_STEPS = {"dtm": 600, "dtm-continued": 250, "dtm-continued2": 300, "dtm-c
 #: Options of a run beyond its start: the fifth stretch continues a model already far along, where the first
 #: stretches' 1e-3 made its loss jump from 0.13 to 3 after 450 steps.
 OPTIONS = {name: ["--lr", "3e-4"] for name in ("dtm-continued4", "dte-continued", "dte-continued2")}
+#: The DTM authors' schedule for this task (their README's command: lr 1e-4, 10,000 warm-up steps of 20,000).
+OPTIONS["dtm16-d7-long"] = ["--lr", "1e-4", "--warmup-ratio", "0.5"]
 #: The run (seed 0) that the shipped ``active-logical`` was written from. Run folders are not kept under version
 #: control, so a continuation of it starts from the shipped folder where the run's own folder is gone.
 SHIPPED_RUN = "dtm16-d7"
