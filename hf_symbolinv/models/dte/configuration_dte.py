@@ -57,6 +57,11 @@ class DTEConfig(PreTrainedConfig):
             ``normal``, small random weights like every other linear map; ``zero``, so that a position no training
             tree fills gets no gradient and is never read. On the papers' active <-> logical trees ``zero`` did not
             help the structural split (41-45% against 57%, two seeds against one): ``normal`` stays the default.
+        mse_weight: weight of a squared-error term beside the cross-entropy, after the DTM authors' loss (their only
+            one): at every answer position the squared distance of the tree's content from its label's filler (in
+            units of the fillers' mean squared norm, so that shrinking every filler does not pay) and, where the
+            answer is a symbol, of the pointer's probabilities from that symbol's one-hot. A blend of two trees pays
+            it; the cross-entropy, whose scale is learned, barely does. 0 (the default): the cross-entropy alone.
         num_experts: experts of the DTE mixture; ``top_k`` of them are used per step (``top_k ==
             num_experts`` is the dense mixture).
         termination: ``oracle`` (run exactly ``num_steps``) or ``sluggish`` (the Terminating DTE's
@@ -88,6 +93,7 @@ class DTEConfig(PreTrainedConfig):
     top_k: int = architecture(16)
     dropout: float = 0.0
     tree_encoder_init: TreeEncoderInit = "normal"
+    mse_weight: float = 0.0
     confidence_threshold: float = 0.8
     index_penalty: float = 0.9
     termination_scale: float = 100.0
@@ -131,6 +137,8 @@ class DTEConfig(PreTrainedConfig):
             fail("top_k", f"must be between 1 and num_experts={self.num_experts}, got {self.top_k}")
         if not 0.0 <= self.dropout < 1.0:
             fail("dropout", f"must be in [0, 1), got {self.dropout}")
+        if self.mse_weight < 0:
+            fail("mse_weight", f"must be >= 0, got {self.mse_weight}")
         if not 0.0 < self.confidence_threshold <= 1.0:
             fail("confidence_threshold", f"must be in (0, 1], got {self.confidence_threshold}")
         if not 0.0 < self.index_penalty <= 1.0:

@@ -366,7 +366,32 @@ class DTEForTreeTransduction(DTEPreTrainedModel):
         picked = torch.where(is_symbol, picked.float(), 1.0)
         pointer_nll = -picked.log().sum()
         nodes = ((labels != EMPTY_ID) & (labels != IGNORE_INDEX)).sum().clamp(min=1)
+        if self.config.mse_weight:
+            squared_error = self.squared_error(label_logits, symbol_probs, labels, label_symbols)
+            return (label_nll + pointer_nll + self.config.mse_weight * squared_error) / nodes
         return (label_nll + pointer_nll) / nodes
+
+    def squared_error(
+        self,
+        label_logits: torch.Tensor,
+        symbol_probs: torch.Tensor,
+        labels: torch.Tensor,
+        label_symbols: torch.Tensor,
+    ) -> torch.Tensor:
+        """The squared distance of the answer trees from their targets, summed over the positions (see
+        ``DTEConfig.mse_weight``): the content's from the label's filler (an empty position's from zero), over the
+        fillers' mean squared norm, plus the pointer's probabilities' from the symbol's one-hot where the answer
+        is a symbol."""
+        counted = labels != IGNORE_INDEX
+        # read_out's label logits are -exp(logit_scale) x the squared distance to each label's filler.
+        distances = -label_logits.float() / self.logit_scale.exp()
+        to_target = distances.gather(-1, labels.clamp(min=0).unsqueeze(-1)).squeeze(-1)
+        filler_scale = self.fillers.weight[EMPTY_ID + 1 :].float().square().sum(-1).mean()
+        label_error = torch.where(counted, to_target, 0.0).sum() / filler_scale
+        is_symbol = label_symbols >= 0
+        target = F.one_hot(label_symbols.clamp(min=0), symbol_probs.shape[-1]).to(torch.float32)
+        pointer_error = (symbol_probs.float() - target).square().sum(-1)
+        return label_error + torch.where(is_symbol, pointer_error, 0.0).sum()
 
     # -- the controller --------------------------------------------------------------------------------
     def _heads(self, hidden: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:

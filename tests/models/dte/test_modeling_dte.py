@@ -616,3 +616,59 @@ def test_a_position_no_training_tree_fills_is_never_read():
     torch.testing.assert_close(first[0], first[1])
     # Started from small random weights (the default), those positions are read.
     assert tiny_model().tree_encoder.weight.view(16, 8, -1)[:, :, 7:].abs().sum() > 0
+
+
+# --------------------------------------------------------------------------------------------------
+# The squared-error term (mse_weight)
+# --------------------------------------------------------------------------------------------------
+def test_the_squared_error_term_is_each_positions_distance_from_its_target():
+    model = trained_model(controller="dtm", num_steps=2)
+    batch = training_batch(SOURCES)
+    with torch.no_grad():
+        plain = model(**batch, output_trees=True)
+        model.config.mse_weight = 0.5
+        weighted = model(**batch).loss
+    # The naive reference, position by position: the answer tree's content against the target label's filler
+    # (zero for an empty position), over the fillers' mean squared norm; the pointer against the symbol's one-hot.
+    labels, symbols = batch["labels"], batch["label_symbols"]
+    fillers = model.fillers.weight.detach()
+    content = plain.trees[:, -1, : model.config.filler_dim].transpose(1, 2)
+    expected = 0.0
+    for row in range(labels.shape[0]):
+        for position in range(labels.shape[1]):
+            label = int(labels[row, position])
+            if label == -100:
+                continue
+            target = fillers[label] if label != 0 else torch.zeros_like(fillers[0])
+            expected += float((content[row, position] - target).square().sum()) / float(
+                fillers[1:].square().sum(-1).mean()
+            )
+            symbol = int(symbols[row, position])
+            if symbol >= 0:
+                one_hot = torch.zeros(model.config.max_symbols)
+                one_hot[symbol] = 1.0
+                expected += float((plain.symbol_probs[row, position] - one_hot).square().sum())
+    nodes = int(((labels != 0) & (labels != -100)).sum())
+    torch.testing.assert_close((weighted - plain.loss).item() * nodes, 0.5 * expected, rtol=1e-4, atol=1e-5)
+
+
+def test_a_blend_of_two_trees_pays_the_squared_error_and_decodes_as_the_tree_it_leans_to():
+    model = tiny_model(mse_weight=1.0)
+    batch = training_batch(["(f a (g b c))", "(g (f c b) a)"])
+    trees = model.input_trees(batch["labels"], batch["label_symbols"])
+    exact, blend = trees[:1], 0.6 * trees[:1] + 0.4 * trees[1:]
+    num_symbols = torch.tensor([3])
+    labels, symbols = batch["labels"][:1], batch["label_symbols"][:1]
+    with torch.no_grad():
+        errors = {}
+        for name, tree in (("exact", exact), ("blend", blend)):
+            label_logits, symbol_probs = model.read_out(tree, num_symbols)
+            errors[name] = float(model.squared_error(label_logits, symbol_probs, labels, symbols))
+            # The blend decodes as the tree it leans to: the cross-entropy's argmax cannot tell them apart.
+            assert torch.equal(label_logits.argmax(-1), labels.clamp(min=0))
+    assert errors["exact"] < 1e-6 and errors["blend"] > 0.5
+
+
+def test_a_negative_mse_weight_is_refused():
+    with pytest.raises(ValueError, match="mse_weight"):
+        tiny_model(mse_weight=-0.1)
