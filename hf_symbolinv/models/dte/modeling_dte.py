@@ -355,9 +355,11 @@ class DTEForTreeTransduction(DTEPreTrainedModel):
         symbol_probs: torch.Tensor,
         labels: torch.Tensor,
         label_symbols: torch.Tensor,
+        tree: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """Cross-entropy of every position's label, plus the pointer's at positions whose answer is a symbol,
-        per node of the answer trees (empty positions count, so a superfluous node costs)."""
+        per node of the answer trees (empty positions count, so a superfluous node costs); with
+        ``config.mse_weight``, plus that times :meth:`squared_error` of ``tree``, the TPR read out."""
         label_nll = F.cross_entropy(label_logits.flatten(0, 1).float(), labels.flatten(), reduction="sum")
         is_symbol = label_symbols >= 0
         picked = symbol_probs.gather(-1, label_symbols.clamp(min=0).unsqueeze(-1)).squeeze(-1)
@@ -367,31 +369,32 @@ class DTEForTreeTransduction(DTEPreTrainedModel):
         pointer_nll = -picked.log().sum()
         nodes = ((labels != EMPTY_ID) & (labels != IGNORE_INDEX)).sum().clamp(min=1)
         if self.config.mse_weight:
-            squared_error = self.squared_error(label_logits, symbol_probs, labels, label_symbols)
+            if tree is None:
+                raise ValueError("tree_loss needs the tree read out (tree=) when config.mse_weight > 0")
+            squared_error = self.squared_error(tree, labels, label_symbols)
             return (label_nll + pointer_nll + self.config.mse_weight * squared_error) / nodes
         return (label_nll + pointer_nll) / nodes
 
-    def squared_error(
-        self,
-        label_logits: torch.Tensor,
-        symbol_probs: torch.Tensor,
-        labels: torch.Tensor,
-        label_symbols: torch.Tensor,
-    ) -> torch.Tensor:
-        """The squared distance of the answer trees from their targets, summed over the positions (see
-        ``DTEConfig.mse_weight``): the content's from the label's filler (an empty position's from zero), over the
-        fillers' mean squared norm, plus the pointer's probabilities' from the symbol's one-hot where the answer
-        is a symbol."""
-        counted = labels != IGNORE_INDEX
-        # read_out's label logits are -exp(logit_scale) x the squared distance to each label's filler.
-        distances = -label_logits.float() / self.logit_scale.exp()
-        to_target = distances.gather(-1, labels.clamp(min=0).unsqueeze(-1)).squeeze(-1)
-        filler_scale = self.fillers.weight[EMPTY_ID + 1 :].float().square().sum(-1).mean()
-        label_error = torch.where(counted, to_target, 0.0).sum() / filler_scale
-        is_symbol = label_symbols >= 0
-        target = F.one_hot(label_symbols.clamp(min=0), symbol_probs.shape[-1]).to(torch.float32)
-        pointer_error = (symbol_probs.float() - target).square().sum(-1)
-        return label_error + torch.where(is_symbol, pointer_error, 0.0).sum()
+    def squared_error(self, tree: torch.Tensor, labels: torch.Tensor, label_symbols: torch.Tensor) -> torch.Tensor:
+        """The squared distance of the TPRs ``tree`` from the answer trees, summed over the positions (see
+        ``DTEConfig.mse_weight``): each position's content from its label's filler (an empty position's from
+        zero), over the fillers' mean squared norm, and its symbol channel from the one-hot of its symbol (zero
+        where the answer holds none). The symbol channel is taken as it is, not normalised as the pointer reads
+        it: a symbol that arrives as a trace of a blended step (1e-4 of a tree) pays as much as a missing one."""
+        counted = (labels != IGNORE_INDEX).unsqueeze(-1)
+        dim = self.config.filler_dim
+        content = tree[:, :dim].transpose(1, 2).float()
+        fillers = self.fillers.weight.float()
+        fillers = torch.cat([fillers[:1].detach(), fillers[1:]])  # the empty label's filler stays zero (read_out)
+        label_error = (content - fillers[labels.clamp(min=0)]).square()
+        filler_scale = fillers[1:].square().sum(-1).mean()
+        identity = tree[:, dim:].transpose(1, 2).float()
+        target = F.one_hot(label_symbols.clamp(min=0), identity.shape[-1]).float()
+        target = target * (label_symbols >= 0).unsqueeze(-1)
+        symbol_error = (identity - target).square()
+        return (
+            torch.where(counted, label_error, 0.0).sum() / filler_scale + torch.where(counted, symbol_error, 0.0).sum()
+        )
 
     # -- the controller --------------------------------------------------------------------------------
     def _heads(self, hidden: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -576,7 +579,7 @@ class DTEForTreeTransduction(DTEPreTrainedModel):
             label_logits, symbol_probs = self.read_out(trees[-1], num_symbols)
             loss = None
             if labels is not None:
-                loss = self.tree_loss(label_logits, symbol_probs, labels, label_symbols)
+                loss = self.tree_loss(label_logits, symbol_probs, labels, label_symbols, trees[-1])
         memory = torch.stack(trees, dim=1) if output_trees else None
         output = DTEOutput(
             loss=loss,
@@ -609,7 +612,7 @@ class DTEForTreeTransduction(DTEPreTrainedModel):
         for index in looked_at:
             # trees[index + 2] is the tree after index + 1 steps.
             outputs[index] = self.read_out(trees[index + 2], num_symbols)
-            losses[index] = self.tree_loss(*outputs[index], labels, label_symbols)
+            losses[index] = self.tree_loss(*outputs[index], labels, label_symbols, trees[index + 2])
         threshold = config.confidence_threshold
         damper_target = i_expl if float(explorer_probs[i_expl]) >= threshold else i_damp
         if float(damper_probs[i_damp]) >= threshold and i_damp == i_expl:
@@ -654,7 +657,9 @@ class DTEForTreeTransduction(DTEPreTrainedModel):
         trees, operation_weights = self.run_steps(input_tree, config.num_steps)
         # trees[index + 2] is the tree after index + 1 steps.
         outputs = [self.read_out(trees[index + 2], num_symbols) for index in range(config.num_steps)]
-        losses = torch.stack([self.tree_loss(*output, labels, label_symbols) for output in outputs])
+        losses = torch.stack(
+            [self.tree_loss(*output, labels, label_symbols, trees[index + 2]) for index, output in enumerate(outputs)]
+        )
         threshold = config.confidence_threshold
         # Indexing with a 0-dim tensor reads its value in Python: select with index_select, or take the max.
         damper_target = torch.where(explorer_probs.max() >= threshold, i_expl, i_damp)

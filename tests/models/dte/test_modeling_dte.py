@@ -629,44 +629,54 @@ def test_the_squared_error_term_is_each_positions_distance_from_its_target():
         model.config.mse_weight = 0.5
         weighted = model(**batch).loss
     # The naive reference, position by position: the answer tree's content against the target label's filler
-    # (zero for an empty position), over the fillers' mean squared norm; the pointer against the symbol's one-hot.
+    # (zero for an empty position), over the fillers' mean squared norm; its symbol channel, as it is, against
+    # the symbol's one-hot (zero where the answer holds no symbol).
     labels, symbols = batch["labels"], batch["label_symbols"]
     fillers = model.fillers.weight.detach()
-    content = plain.trees[:, -1, : model.config.filler_dim].transpose(1, 2)
+    dim = model.config.filler_dim
+    tree = plain.trees[:, -1]
     expected = 0.0
     for row in range(labels.shape[0]):
         for position in range(labels.shape[1]):
             label = int(labels[row, position])
             if label == -100:
                 continue
-            target = fillers[label] if label != 0 else torch.zeros_like(fillers[0])
-            expected += float((content[row, position] - target).square().sum()) / float(
-                fillers[1:].square().sum(-1).mean()
-            )
-            symbol = int(symbols[row, position])
-            if symbol >= 0:
-                one_hot = torch.zeros(model.config.max_symbols)
-                one_hot[symbol] = 1.0
-                expected += float((plain.symbol_probs[row, position] - one_hot).square().sum())
+            target = fillers[label] if label != 0 else torch.zeros(dim)
+            scale = float(fillers[1:].square().sum(-1).mean())
+            expected += float((tree[row, :dim, position] - target).square().sum()) / scale
+            one_hot = torch.zeros(model.config.max_symbols)
+            if int(symbols[row, position]) >= 0:
+                one_hot[int(symbols[row, position])] = 1.0
+            expected += float((tree[row, dim:, position] - one_hot).square().sum())
     nodes = int(((labels != 0) & (labels != -100)).sum())
+    assert expected > 0
     torch.testing.assert_close((weighted - plain.loss).item() * nodes, 0.5 * expected, rtol=1e-4, atol=1e-5)
+    with pytest.raises(ValueError, match="mse_weight"):
+        model.tree_loss(plain.label_logits, plain.symbol_probs, labels, symbols)
 
 
-def test_a_blend_of_two_trees_pays_the_squared_error_and_decodes_as_the_tree_it_leans_to():
+def test_a_blend_or_a_trace_of_a_tree_pays_the_squared_error_and_decodes_as_the_tree():
     model = tiny_model(mse_weight=1.0)
     batch = training_batch(["(f a (g b c))", "(g (f c b) a)"])
     trees = model.input_trees(batch["labels"], batch["label_symbols"])
-    exact, blend = trees[:1], 0.6 * trees[:1] + 0.4 * trees[1:]
-    num_symbols = torch.tensor([3])
     labels, symbols = batch["labels"][:1], batch["label_symbols"][:1]
+    candidates = {
+        "exact": trees[:1],
+        "blend": 0.6 * trees[:1] + 0.4 * trees[1:],
+        # The right symbols, but only as a trace (a blended step's 1e-4): the pointer, which normalises, reads
+        # them as well as whole ones.
+        "trace": torch.cat([trees[:1, : model.config.filler_dim], 1e-4 * trees[:1, model.config.filler_dim :]], 1),
+    }
+    errors = {}
     with torch.no_grad():
-        errors = {}
-        for name, tree in (("exact", exact), ("blend", blend)):
-            label_logits, symbol_probs = model.read_out(tree, num_symbols)
-            errors[name] = float(model.squared_error(label_logits, symbol_probs, labels, symbols))
-            # The blend decodes as the tree it leans to: the cross-entropy's argmax cannot tell them apart.
-            assert torch.equal(label_logits.argmax(-1), labels.clamp(min=0))
-    assert errors["exact"] < 1e-6 and errors["blend"] > 0.5
+        for name, tree in candidates.items():
+            errors[name] = float(model.squared_error(tree, labels, symbols))
+            label_logits, symbol_probs = model.read_out(tree, torch.tensor([3]))
+            # Each decodes as the first tree: the cross-entropy's argmax cannot tell them apart.
+            assert torch.equal(label_logits.argmax(-1), labels.clamp(min=0)), name
+            is_symbol = symbols >= 0
+            assert torch.equal(symbol_probs.argmax(-1)[is_symbol], symbols[is_symbol]), name
+    assert errors["exact"] < 1e-9 and errors["blend"] > 0.5 and errors["trace"] > 2.9
 
 
 def test_a_negative_mse_weight_is_refused():
