@@ -239,8 +239,8 @@ def test_sluggish_explorer_moves_to_the_best_local_step_when_both_agree():
 
     original = model.tree_loss
 
-    def recording_loss(label_logits, symbol_probs, labels, label_symbols):
-        loss = original(label_logits, symbol_probs, labels, label_symbols)
+    def recording_loss(label_logits, symbol_probs, labels, label_symbols, tree=None):
+        loss = original(label_logits, symbol_probs, labels, label_symbols, tree)
         losses[len(losses)] = float(loss.detach())
         return loss
 
