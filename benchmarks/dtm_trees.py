@@ -43,24 +43,14 @@ TRAIN_DEPTH = {
     "dtm16-d7-long": 7,
     "dtm16-d7-mse": 7,
     "dtm16-d7-mse10": 7,
-    "dtm16-d7-root": 7,
 }
 #: Steps of the runs that do not run :data:`DEFAULT_STEPS`: the DTM authors' setting for this task is 16.
-RUN_STEPS = {
-    "dtm16-d7": 16,
-    "dtm16-d7-zero": 16,
-    "dtm16-d7-long": 16,
-    "dtm16-d7-mse": 16,
-    "dtm16-d7-mse10": 16,
-    "dtm16-d7-root": 16,
-}
+RUN_STEPS = {"dtm16-d7": 16, "dtm16-d7-zero": 16, "dtm16-d7-long": 16, "dtm16-d7-mse": 16, "dtm16-d7-mse10": 16}
 #: Runs whose tree encoder starts at zero (``tree_encoder_init``: a position no training tree fills is never read);
 #: the others start from small random weights (the default).
 ZERO_ENCODER = {"dtm16-d7-zero"}
 #: Runs that add the DTM authors' squared-error term to the cross-entropy (``mse_weight``): a blend of trees pays it.
 MSE_WEIGHT = {"dtm16-d7-mse": 1.0, "dtm16-d7-mse10": 10.0}
-#: Runs whose new roots mix the base labels' fillers (``root_filler="labels"``): a symbol node is only moved.
-ROOT_LABELS = {"dtm16-d7-root"}
 #: The deepest tree (from the root at 0) every judged and shipped model takes: the papers' structural split's 10.
 EVALUATION_DEPTH = 9
 RUNS = {
@@ -79,7 +69,6 @@ RUNS = {
     "dtm16-d7-long": "dtm-small",
     "dtm16-d7-mse": "dtm-small",
     "dtm16-d7-mse10": "dtm-small",
-    "dtm16-d7-root": "dtm-small",
 }
 #: Runs that continue another (of the same seed) rather than start from a preset.
 CONTINUES = {
@@ -113,8 +102,7 @@ def run_settings(name: str) -> list[str]:
     depth = TRAIN_DEPTH.get(name, EVALUATION_DEPTH)
     settings = [f"max_depth={depth}", f"num_steps={RUN_STEPS.get(name, DEFAULT_STEPS)}"]
     settings.append(f"tree_encoder_init={'zero' if name in ZERO_ENCODER else 'normal'}")
-    settings += [f"mse_weight={MSE_WEIGHT[name]:g}"] if name in MSE_WEIGHT else []
-    return settings + (["root_filler=labels"] if name in ROOT_LABELS else [])
+    return settings + ([f"mse_weight={MSE_WEIGHT[name]:g}"] if name in MSE_WEIGHT else [])
 
 
 def command(name: str, seed: int, data: Path, out: Path, steps: int, minutes: float) -> list[str]:

@@ -14,7 +14,6 @@ Termination = Literal["oracle", "sluggish"]
 CONTROLLERS = typing.get_args(Controller)
 TERMINATIONS = typing.get_args(Termination)
 TreeEncoderInit = Literal["zero", "normal"]
-RootFiller = Literal["free", "labels"]
 
 _SMALL: dict[str, Any] = dict(d_model=64, num_heads=4, ffn_dim=128, filler_dim=32, num_steps=8, num_experts=8, top_k=8)
 _PAPER: dict[str, Any] = dict(
@@ -58,11 +57,6 @@ class DTEConfig(PreTrainedConfig):
             ``normal``, small random weights like every other linear map; ``zero``, so that a position no training
             tree fills gets no gradient and is never read. On the papers' active <-> logical trees ``zero`` did not
             help the structural split (41-45% against 57%, two seeds against one): ``normal`` stays the default.
-        root_filler: what the root of a new tree (``cons``) may be: ``free``, any vector the controller writes;
-            ``labels``, a mixture of the base labels' fillers (the empty and the symbol label excluded), so that a
-            symbol node of an answer can only be moved there from the input, never written: with ``free`` a
-            controller can write the symbol label itself and fetch the word beside it as a trace of a blended
-            step, which does not carry to larger trees.
         mse_weight: weight of a squared-error term beside the cross-entropy, after the DTM authors' loss (their only
             one): at every answer position the squared distance of the tree's content from its label's filler (in
             units of the fillers' mean squared norm, so that shrinking every filler does not pay) and, where the
@@ -99,7 +93,6 @@ class DTEConfig(PreTrainedConfig):
     top_k: int = architecture(16)
     dropout: float = 0.0
     tree_encoder_init: TreeEncoderInit = "normal"
-    root_filler: RootFiller = "free"
     mse_weight: float = 0.0
     confidence_threshold: float = 0.8
     index_penalty: float = 0.9

@@ -400,10 +400,6 @@ class DTEForTreeTransduction(DTEPreTrainedModel):
     def _heads(self, hidden: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         operations = self.operation_head(hidden[:, 0]).softmax(-1)
         root = self.root_head(hidden[:, 1])
-        if self.config.root_filler == "labels":
-            # A mixture of the base labels' fillers, chosen by similarity: never the empty or the symbol label.
-            fillers = self.fillers.weight[SYMBOL_ID + 1 :]
-            root = (root @ fillers.T).softmax(-1) @ fillers
         arguments = self.argument_head(hidden[:, 2:]).transpose(1, 2).softmax(-1)  # (batch, 4, trees)
         return operations, arguments, root
 

@@ -682,24 +682,3 @@ def test_a_blend_or_a_trace_of_a_tree_pays_the_squared_error_and_decodes_as_the_
 def test_a_negative_mse_weight_is_refused():
     with pytest.raises(ValueError, match="mse_weight"):
         tiny_model(mse_weight=-0.1)
-
-
-@pytest.mark.parametrize("controller", ["dtm", "dte"])
-def test_a_root_of_labels_is_a_mixture_of_the_base_labels_fillers(controller):
-    torch.manual_seed(0)
-    hidden = torch.randn(5, 6, 16)
-    base = slice(2, None)  # 0 is the empty label, 1 the symbol label
-    residuals = {}
-    for root_filler in ("labels", "free"):
-        model = tiny_model(controller=controller, root_filler=root_filler)
-        with torch.no_grad():
-            _, _, root = model._heads(hidden)
-        fillers = model.fillers.weight.detach()[base]
-        # The mixture weights that write each root from the base fillers (exact where the root is a mixture).
-        weights = torch.linalg.lstsq(fillers.T, root.T).solution.T
-        residuals[root_filler] = float((weights @ fillers - root).norm(dim=-1).max())
-        if root_filler == "labels":
-            assert residuals["labels"] < 1e-4
-            assert (weights > -1e-4).all()
-            torch.testing.assert_close(weights.sum(-1), torch.ones(5), atol=1e-4, rtol=0)
-    assert residuals["free"] > 0.1  # a free root lies outside the base labels' span
