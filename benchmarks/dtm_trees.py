@@ -43,14 +43,22 @@ TRAIN_DEPTH = {
     "dtm16-d7-long": 7,
     "dtm16-d7-mse": 7,
     "dtm16-d7-mse10": 7,
+    "dtm16-d7-mse100": 7,
 }
 #: Steps of the runs that do not run :data:`DEFAULT_STEPS`: the DTM authors' setting for this task is 16.
-RUN_STEPS = {"dtm16-d7": 16, "dtm16-d7-zero": 16, "dtm16-d7-long": 16, "dtm16-d7-mse": 16, "dtm16-d7-mse10": 16}
+RUN_STEPS = {
+    "dtm16-d7": 16,
+    "dtm16-d7-zero": 16,
+    "dtm16-d7-long": 16,
+    "dtm16-d7-mse": 16,
+    "dtm16-d7-mse10": 16,
+    "dtm16-d7-mse100": 16,
+}
 #: Runs whose tree encoder starts at zero (``tree_encoder_init``: a position no training tree fills is never read);
 #: the others start from small random weights (the default).
 ZERO_ENCODER = {"dtm16-d7-zero"}
 #: Runs that add the DTM authors' squared-error term to the cross-entropy (``mse_weight``): a blend of trees pays it.
-MSE_WEIGHT = {"dtm16-d7-mse": 1.0, "dtm16-d7-mse10": 10.0}
+MSE_WEIGHT = {"dtm16-d7-mse": 1.0, "dtm16-d7-mse10": 10.0, "dtm16-d7-mse100": 100.0}
 #: The deepest tree (from the root at 0) every judged and shipped model takes: the papers' structural split's 10.
 EVALUATION_DEPTH = 9
 RUNS = {
@@ -69,6 +77,7 @@ RUNS = {
     "dtm16-d7-long": "dtm-small",
     "dtm16-d7-mse": "dtm-small",
     "dtm16-d7-mse10": "dtm-small",
+    "dtm16-d7-mse100": "dtm-small",
 }
 #: Runs that continue another (of the same seed) rather than start from a preset.
 CONTINUES = {
