@@ -59,9 +59,11 @@ class DTEConfig(PreTrainedConfig):
             help the structural split (41-45% against 57%, two seeds against one): ``normal`` stays the default.
         mse_weight: weight of a squared-error term beside the cross-entropy, after the DTM authors' loss (their only
             one): at every answer position the squared distance of the tree's content from its label's filler (in
-            units of the fillers' mean squared norm, so that shrinking every filler does not pay) and, where the
-            answer is a symbol, of the pointer's probabilities from that symbol's one-hot. A blend of two trees pays
-            it; the cross-entropy, whose scale is learned, barely does. 0 (the default): the cross-entropy alone.
+            units of the fillers' mean squared norm, so that shrinking every filler does not pay) and of its symbol
+            channel, as it is, from its symbol's one-hot (zero where the answer holds none). A blend of two trees,
+            or a word that arrives only as a trace of a blended step, pays it; the cross-entropy, whose scale is
+            learned and whose pointer normalises the symbol channel, barely does. 0 (the default): the
+            cross-entropy alone.
         num_experts: experts of the DTE mixture; ``top_k`` of them are used per step (``top_k ==
             num_experts`` is the dense mixture).
         termination: ``oracle`` (run exactly ``num_steps``) or ``sluggish`` (the Terminating DTE's

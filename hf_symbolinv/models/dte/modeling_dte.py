@@ -326,19 +326,23 @@ class DTEForTreeTransduction(DTEPreTrainedModel):
                 f"with label {SYMBOL_ID} and only with it"
             )
 
+    def _label_fillers(self) -> torch.Tensor:
+        """The label fillers as answers are read against them. The empty label's filler is never trained (here,
+        where it is read without the embedding's padding rule): it stays zero, as everything the interpreter moves
+        in from outside a tree is, so an empty position reads as empty from the first step on, and how many empty
+        positions a tree has cannot change how it is read (a model can grow: ``resize_max_depth``). Models trained
+        before this rule learned it, and read as they were trained."""
+        fillers = self.fillers.weight
+        return torch.cat([fillers[:1].detach(), fillers[1:]])
+
     def read_out(self, tree: torch.Tensor, num_symbols: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Label logits ``(batch, roles, vocab)`` and symbol probabilities ``(batch, roles, max_symbols)`` of
         a TPR; ``num_symbols`` ``(batch,)`` limits the pointer to the symbols the input holds. An input with no
         symbol gets all-zero symbol probabilities (there is nothing to copy, and its answer holds no symbol)."""
         dim = self.config.filler_dim
         content = tree[:, :dim].transpose(1, 2)
-        # Nearest filler, as the interpreter decodes. The empty label's filler is never trained (here, where it is
-        # read without the embedding's padding rule): it stays zero, as everything the interpreter moves in from
-        # outside a tree is, so an empty position reads as empty from the first step on, and how many empty
-        # positions a tree has cannot change how it is read (a model can grow: ``resize_max_depth``). Models
-        # trained before this rule learned it, and read as they were trained.
-        fillers = self.fillers.weight
-        fillers = torch.cat([fillers[:1].detach(), fillers[1:]])
+        # Nearest filler, as the interpreter decodes.
+        fillers = self._label_fillers()
         distances = content.square().sum(-1, keepdim=True) - 2 * content @ fillers.T + fillers.square().sum(-1)
         label_logits = -self.logit_scale.exp() * distances
         identity = tree[:, dim:].transpose(1, 2).clamp(min=0) + _POINTER_FLOOR
@@ -384,17 +388,15 @@ class DTEForTreeTransduction(DTEPreTrainedModel):
         counted = (labels != IGNORE_INDEX).unsqueeze(-1)
         dim = self.config.filler_dim
         content = tree[:, :dim].transpose(1, 2).float()
-        fillers = self.fillers.weight.float()
-        fillers = torch.cat([fillers[:1].detach(), fillers[1:]])  # the empty label's filler stays zero (read_out)
+        fillers = self._label_fillers().float()
         label_error = (content - fillers[labels.clamp(min=0)]).square()
         filler_scale = fillers[1:].square().sum(-1).mean()
         identity = tree[:, dim:].transpose(1, 2).float()
         target = F.one_hot(label_symbols.clamp(min=0), identity.shape[-1]).float()
         target = target * (label_symbols >= 0).unsqueeze(-1)
         symbol_error = (identity - target).square()
-        return (
-            torch.where(counted, label_error, 0.0).sum() / filler_scale + torch.where(counted, symbol_error, 0.0).sum()
-        )
+        label_part = torch.where(counted, label_error, 0.0).sum() / filler_scale
+        return label_part + torch.where(counted, symbol_error, 0.0).sum()
 
     # -- the controller --------------------------------------------------------------------------------
     def _heads(self, hidden: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
