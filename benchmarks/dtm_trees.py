@@ -78,6 +78,8 @@ RUNS = {
     "dtm16-d7-mse": "dtm-small",
     "dtm16-d7-mse10": "dtm-small",
     "dtm16-d7-mse100": "dtm-small",
+    "dtm16-d7-chosen": "dtm-small",
+    "dtm16-d7-chosen-top1": "dtm-small",
 }
 #: Runs that continue another (of the same seed) rather than start from a preset.
 CONTINUES = {
@@ -87,12 +89,22 @@ CONTINUES = {
     "dtm-continued4": "dtm-continued3",
     "dte-continued": "dte",
     "dte-continued2": "dte-continued",
+    "dtm16-d7-chosen": "dtm16-d7-mse10",
+    "dtm16-d7-chosen-top1": "dtm16-d7-chosen",
 }
+#: What a continuation changes on the model it continues (``--set`` with ``--init-from``: settings that leave every
+#: weight as it is). The squared-error run answers with blended steps; made to choose its steps (``hardness``) it
+#: keeps a program of whole car/cdr/cons steps; made to read only each tree's top two levels (``controller_depth``),
+#: that program cannot depend on what more adjectives add below them.
+CONTINUE_SETTINGS = {"dtm16-d7-chosen": ["hardness=0.5"], "dtm16-d7-chosen-top1": ["controller_depth=1"]}
 #: Steps of the stretches whose run folders are gone (reports in results.json keep only the last one's).
 STRETCH_STEPS = {"dtm": 600, "dtm-continued": 250, "dtm-continued2": 300, "dtm-continued3": 600}
 #: Options of a run beyond its start: the fifth stretch continues a model already far along, where the first
 #: stretches' 1e-3 made its loss jump from 0.13 to 3 after 450 steps.
-OPTIONS = {name: ["--lr", "3e-4"] for name in ("dtm-continued4", "dte-continued", "dte-continued2")}
+OPTIONS = {
+    name: ["--lr", "3e-4"]
+    for name in ("dtm-continued4", "dte-continued", "dte-continued2", "dtm16-d7-chosen", "dtm16-d7-chosen-top1")
+}
 #: The DTM authors' schedule for this task (their README's command: lr 1e-4, 10,000 warm-up steps of 20,000).
 OPTIONS["dtm16-d7-long"] = ["--lr", "1e-4", "--warmup-ratio", "0.5"]
 #: The run (seed 0) that the shipped ``active-logical`` was written from. Run folders are not kept under version
@@ -121,6 +133,7 @@ def command(name: str, seed: int, data: Path, out: Path, steps: int, minutes: fl
         if not previous.exists() and CONTINUES[name] == SHIPPED_RUN and seed == 0:
             previous = SHIPPED
         start = ["--init-from", str(previous)]
+        start += ["--set", *CONTINUE_SETTINGS[name]] if name in CONTINUE_SETTINGS else []
     else:
         start = ["--preset", RUNS[name], "--set", *run_settings(name)]
     start += OPTIONS.get(name, [])
@@ -247,8 +260,10 @@ def collect(args: argparse.Namespace) -> None:
         "Runs: `python benchmarks/dtm_trees.py train NAME --seed S` = `symbolinv train --task tree --preset "
         f"dtm-small|dte-small --set max_depth=D num_steps=N --batch-size 16 --steps STEPS` (AdamW lr 1e-3; D = "
         f"{EVALUATION_DEPTH} and N = {DEFAULT_STEPS} unless said otherwise); a "
-        "continuation (`*-continued*`) is `--init-from` the model of the stretch it continues instead of `--preset`, "
-        f"with a new cosine schedule ({', '.join(sorted(OPTIONS))}: lr 3e-4). "
+        "continuation (`*-continued*`, `*-chosen*`) is `--init-from` the model of the stretch it continues instead of "
+        f"`--preset`, with a new cosine schedule ({', '.join(sorted(OPTIONS))}: lr 3e-4) and, for "
+        + ", ".join(f"{name} `--set {' '.join(values)}`" for name, values in CONTINUE_SETTINGS.items())
+        + ". "
         f"{', '.join(sorted(TRAIN_DEPTH))}: trained at `max_depth=7` (every training tree fits), grown to "
         f"{EVALUATION_DEPTH} to be judged (`resize_max_depth`).",
     ]
@@ -279,9 +294,10 @@ pipe("( LF ( V saw ) ( ARGS ( NP ( DET the ) ( AP ( N dog ) ) ) ( NP ( DET a ) (
 
 ## Training
 
-`python benchmarks/dtm_trees.py train {model} --seed {seed} --steps {steps}`, that is `symbolinv train --task tree
---preset {preset} --set {settings} --data DTM_FOLDER --steps {steps} --batch-size 16 --seed {seed}` (AdamW lr 1e-3),
-on 2 shared CPU cores, one thread; {parameters:,} parameters, stored in float16. Checked on `validation.json`.
+`python benchmarks/dtm_trees.py train {first} --seed {seed} --steps {first_steps}`, that is `symbolinv train --task tree
+--preset {preset} --set {settings} --data DTM_FOLDER --steps {first_steps} --batch-size 16 --seed {seed}`
+(AdamW lr 1e-3), on 2 shared CPU cores, one thread; {parameters:,} parameters, stored in float16. Checked on
+`validation.json`.
 {growth}{history}
 
 ## Evaluation
@@ -300,27 +316,41 @@ the validation rows with unseen words and with one or two more adjectives in one
 """
 
 
-def stretch_history(name: str, report: dict, reports: dict[str, dict[int, dict]], seed: str) -> str:
-    """The card's account of a run that continues others: each stretch's command and steps, first to last."""
-    if name not in CONTINUES:
-        return ""
+def stretches(name: str) -> list[str]:
+    """The runs of a chain of continuations ending with ``name``, first (started from a preset) to last."""
     chain = [name]
     while chain[-1] in CONTINUES:
         chain.append(CONTINUES[chain[-1]])
-    chain.reverse()
-    steps = [
-        report["steps"] if stretch == name else reports.get(stretch, {}).get(int(seed), {}).get("steps")
-        for stretch in chain
-    ]
-    steps = [STRETCH_STEPS.get(stretch) if count is None else count for stretch, count in zip(chain, steps)]
+    return chain[::-1]
+
+
+def stretch_steps(out: Path, chain: list[str], seed: str, reports: dict[str, dict[int, dict]]) -> list[int | None]:
+    """The steps each stretch of ``chain`` (of seed ``seed``) trained: from its report, else from its run folder's
+    last checkpoint, else as recorded in :data:`STRETCH_STEPS` (runs whose folders are gone)."""
+    steps = []
+    for stretch in chain:
+        count = reports.get(stretch, {}).get(int(seed), {}).get("steps")
+        if count is None:
+            state = experiment_runs.last_trainer_state(out / "runs" / f"{stretch}-s{seed}" / "checkpoints")
+            count = state["global_step"] if state else STRETCH_STEPS.get(stretch)
+        steps.append(count)
+    return steps
+
+
+def stretch_history(chain: list[str], steps: list[int | None], seed: str) -> str:
+    """The card's account of a run that continues others: each stretch's command and steps, first to last."""
+    if len(chain) == 1:
+        return ""
     commands = ", then ".join(
-        f"`train {stretch} --steps {count}`" + (" (lr 3e-4)" if stretch in OPTIONS else "")
+        f"`train {stretch} --steps {count}`"
+        + (f" (`--set {' '.join(CONTINUE_SETTINGS[stretch])}`)" if stretch in CONTINUE_SETTINGS else "")
+        + (" (lr 3e-4)" if stretch in OPTIONS else "")
         for stretch, count in zip(chain, steps)
     )
     total = sum(count for count in steps if count is not None)
     return (
-        f" This model is the last of {len(chain)} stretches of one run (seed {seed}): {commands}, each `symbolinv "
-        f"train --init-from` the previous model (a new cosine schedule): {total:,} steps in all."
+        f" This model is the last of {len(chain)} stretches of one run (seed {seed}): {commands}, each after the first "
+        f"`symbolinv train --init-from` the previous model (a new cosine schedule): {total:,} steps in all."
     )
 
 
@@ -333,15 +363,18 @@ def ship(args: argparse.Namespace) -> None:
     model, tokenizer = grown(*load_tree_folder(run / "model"))
     correct = [report["by_split"][name]["correct"] for name in SPLITS]
     reached = min(correct) >= 0.99
+    chain = stretches(model_name)
+    steps = stretch_steps(args.out, chain, seed, experiment_runs.read_reports(args.out))
     card = CARD.format(
         model=model_name,
+        first=chain[0],
+        first_steps=steps[0],
         architecture="Differentiable Tree Experts model"
         if model_name.startswith("dte")
         else "Differentiable Tree Machine",
         seed=seed,
-        steps=report["steps"],
         preset=RUNS[model_name],
-        settings=" ".join(run_settings(CONTINUES.get(model_name, model_name))),
+        settings=" ".join(run_settings(chain[0])),
         growth=""
         if report.get("trained_max_depth", EVALUATION_DEPTH) == EVALUATION_DEPTH
         else f"Trained on trees of depth up to {report['trained_max_depth']} (the training file's deepest; a step "
@@ -350,7 +383,7 @@ def ship(args: argparse.Namespace) -> None:
         "encoder, so the model reads a tree as before).",
         parameters=report["parameters"],
         cells=" | ".join(f"{100 * value:.1f}" for value in correct),
-        history=stretch_history(model_name, report, experiment_runs.read_reports(args.out), seed),
+        history=stretch_history(chain, steps, seed),
         verdict="this model reaches 99% on every split here."
         if reached
         else "this model, trained briefly on a CPU, **does not reach** the issue's 99% on every split.",

@@ -62,7 +62,9 @@ def train_command(
 def run_training(command: list[str]) -> None:
     """Run one training command with one thread and this checkout's package; exit with its status."""
     print(" ".join(command), flush=True)
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO)}
+    # This checkout first, then whatever the caller had on the path (packages installed to an extra folder).
+    path = os.pathsep.join(part for part in (str(REPO), os.environ.get("PYTHONPATH", "")) if part)
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": path}
     raise SystemExit(subprocess.call(command, env=env, cwd=REPO))
 
 

@@ -346,6 +346,15 @@ def test_evaluating_a_shipped_model_leaves_its_folder_as_it_shipped(
     assert f"report: {tmp_path / 'prop-small-eval-test.json'}" in capsys.readouterr().out
 
 
+def test_a_loaded_models_architecture_is_not_changed_by_set(prop_data, tmp_path, capsys) -> None:
+    argv = ["train", "--task", "prop", "--init-from", str(shipped_model("prop-small")), "--data", str(prop_data)]
+    argv += ["--output", str(tmp_path / "o"), "--steps", "1", "--set", "num_layers=1"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "--set num_layers: a model loaded with --init-from keeps its architecture; it may change none" in err
+    assert len(err.strip().splitlines()) == 1 and not (tmp_path / "o").exists()
+
+
 def test_a_shipped_model_is_fine_tuned_in_float32(prop_data, tmp_path) -> None:
     # The shipped weights store float16; a run that starts from them trains (and saves) float32 weights.
     output = tmp_path / "tuned"

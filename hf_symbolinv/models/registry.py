@@ -50,6 +50,10 @@ class Family:
     tasks: tuple[str, ...] | None = None
     #: Family-specific ``symbolinv train`` options the family takes (argparse ``dest`` names).
     options: tuple[str, ...] = field(default=())
+    #: Config fields ``symbolinv train --set`` may change on a model loaded with ``--init-from``: settings that
+    #: leave every weight's shape and role as they are (a loss's weight, how a step is chosen), which the trained
+    #: model then records; any other field would build another network than the weights', and is refused.
+    fine_tune_fields: tuple[str, ...] = field(default=())
     #: ``load(folder) -> (model, tokenizer)`` for a route that does not load through ``AutoModelForSeq2SeqLM``
     #: (the tree route); it checks the tokenizer against the model.
     load: Callable[[Path], tuple[Any, Any]] | None = None
@@ -192,12 +196,17 @@ def folder_model_type(folder: Path) -> str | None:
         return None
 
 
+def folder_family(folder: Path) -> Family | None:
+    """The registered family of the model a saved folder holds (None: no registered family's)."""
+    model_type = folder_model_type(folder)
+    _load_built_in()
+    return _FAMILIES.get(model_type) if model_type is not None else None
+
+
 def folder_route(folder: Path) -> Route:
     """The route of the family a saved folder holds; the ``seq2seq`` route for a folder of no registered family
     (loading it then names what is wrong)."""
-    model_type = folder_model_type(folder)
-    _load_built_in()
-    family = _FAMILIES.get(model_type) if model_type is not None else None
+    family = folder_family(folder)
     return get_route(family.route if family is not None else "seq2seq")
 
 
@@ -222,6 +231,7 @@ __all__ = [
     "Route",
     "families",
     "family_of_preset",
+    "folder_family",
     "folder_model_type",
     "folder_route",
     "get_family",

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..models.registry import Route, family_of_preset, folder_route, get_route, new_model_config
+from ..models.registry import Route, family_of_preset, folder_family, folder_route, get_route, new_model_config
 from . import seq2seq as _seq2seq  # noqa: F401 (registers the seq2seq route)
 from . import tree as _tree  # noqa: F401 (registers the tree route)
 from .common import DEFAULT_ALPHA_SYMBOLS, check_overrides
@@ -131,11 +131,13 @@ def train(arguments: TrainArguments) -> Path | None:
     set_seed(arguments.seed)
     options = {name: getattr(arguments, name) for name in FAMILY_OPTIONS if getattr(arguments, name) is not None}
     if arguments.init_from is not None:
-        if arguments.overrides or options:
-            raise ValueError(
-                "--set and --embedding-type build a new model; they cannot change one loaded with --init-from"
-            )
+        if options:
+            flags = ", ".join(f"--{name.replace('_', '-')}" for name in options)
+            raise ValueError(f"{flags} builds a new model; it cannot change one loaded with --init-from")
         folder = resolve_model_folder(str(arguments.init_from), "--init-from")
+        problem = _fine_tune_problem(folder, arguments.overrides)
+        if problem is not None:
+            raise ValueError(problem)
         if folder.resolve() == (output / "model").resolve():
             # The save would replace the model this run starts from, which it did not create.
             raise PathProblem(
@@ -159,6 +161,23 @@ def train(arguments: TrainArguments) -> Path | None:
     with training_lock(output):  # one training per --output at a time
         route.train(arguments, output, config, folder)
     return output / "model" if (output / "model" / "config.json").is_file() else None
+
+
+def _fine_tune_problem(folder: Path, overrides: dict[str, Any]) -> str | None:
+    """Why ``--set overrides`` cannot change the model saved in ``folder`` (None if they can): only the fields its
+    family names as settings that leave every weight as it is (``Family.fine_tune_fields``)."""
+    if not overrides:
+        return None
+    family = folder_family(folder)
+    allowed = family.fine_tune_fields if family is not None else ()
+    refused = [name for name in overrides if name not in allowed]
+    if refused:
+        may = f"it may change only {', '.join(allowed)}" if allowed else "it may change none"
+        return (
+            f"--set {', '.join(refused)}: a model loaded with --init-from keeps its architecture; {may} "
+            "(other fields build a new model: use --preset)"
+        )
+    return check_overrides(family.config_class, overrides)
 
 
 def output_paths(folder: Path, split: str, report: PathLike | None, heatmap: PathLike | None) -> tuple[Path, Path]:

@@ -133,6 +133,7 @@ def train_seq2seq(args: Any, output: Path, config: Any, init_folder: Path | None
         dataloader_pin_memory=torch.cuda.is_available(),
     )
     time_limit = TimeLimit(args.time_limit * 60) if args.time_limit is not None else None
+    given = given_warmup(args)
     # What a resumed run must keep (its optimizer and schedule are restored): recorded with every checkpoint.
     options = {
         "learning_rate": args.lr,
@@ -140,7 +141,7 @@ def train_seq2seq(args: Any, output: Path, config: Any, init_folder: Path | None
         "gradient_accumulation": args.grad_accum,
         "targets": args.targets,
         "seed": args.seed,
-        "warmup": "default" if given_warmup(args) is None else given_warmup(args),
+        "warmup": "default" if given is None else given,
         "steps": steps,
         "max_train_samples": args.max_train_samples,
         "curriculum": args.curriculum,

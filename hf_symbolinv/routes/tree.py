@@ -68,6 +68,14 @@ def train_tree(args: Any, output: Path, config: Any, init_folder: Path | None) -
         model, tokenizer = load_tree_folder(init_folder)
         model.train()
         config, origin = model.config, f"`{args.init_from}`"
+        # --set on a loaded model: only its family's fine_tune_fields get here (checked before); the model records
+        # the new values, so it answers as it was trained.
+        for name, value in args.overrides.items():
+            setattr(config, name, value)
+        if args.overrides:
+            config.validate_combinations()
+            changed = ", ".join(f"{name}={value}" for name, value in args.overrides.items())
+            origin = f"{origin} with {changed}"
     else:
         tokenizer = get_family(config.model_type).new_tokenizer(config, args.task)
         model, origin = AutoModel.from_config(config), f"preset `{args.preset}`"

@@ -64,6 +64,16 @@ class DTEConfig(PreTrainedConfig):
             or a word that arrives only as a trace of a blended step, pays it; the cross-entropy, whose scale is
             learned and whose pointer normalises the symbol channel, barely does. 0 (the default): the
             cross-entropy alone.
+        controller_depth: the deepest level of a tree (the root is 0) that the controller reads; deeper nodes are
+            moved by the operations like any others but never read, so that the choice of a step cannot depend on
+            them. ``None`` (the default): every level. A program that moves subtrees whole needs only a tree's top
+            levels, and what a longer input adds below them (more adjectives in a noun phrase) cannot change it.
+        hardness: how far a step's operation and arguments are chosen rather than blended. 0 (the papers'): the
+            softmax weights as they are, every step a weighted sum of car, cdr and cons over weighted sums of trees.
+            1: each step applies the one operation and the one tree (per argument) of highest weight, as a program
+            does, and the gradients are the softmax's (the straight-through estimator). Between: the weights moved
+            that far toward the choice, the gradients still the softmax's. A blended step leaks traces of the trees
+            it was not meant to read, and a model can learn to answer with them; a chosen step cannot.
         num_experts: experts of the DTE mixture; ``top_k`` of them are used per step (``top_k ==
             num_experts`` is the dense mixture).
         termination: ``oracle`` (run exactly ``num_steps``) or ``sluggish`` (the Terminating DTE's
@@ -95,6 +105,8 @@ class DTEConfig(PreTrainedConfig):
     top_k: int = architecture(16)
     dropout: float = 0.0
     tree_encoder_init: TreeEncoderInit = "normal"
+    hardness: float = architecture(0.0)
+    controller_depth: int | None = architecture(None)
     mse_weight: float = 0.0
     confidence_threshold: float = 0.8
     index_penalty: float = 0.9
@@ -139,6 +151,11 @@ class DTEConfig(PreTrainedConfig):
             fail("top_k", f"must be between 1 and num_experts={self.num_experts}, got {self.top_k}")
         if not 0.0 <= self.dropout < 1.0:
             fail("dropout", f"must be in [0, 1), got {self.dropout}")
+        if self.controller_depth is not None and not 0 <= self.controller_depth <= self.max_depth:
+            bounds = f"between 0 and max_depth={self.max_depth}"
+            fail("controller_depth", f"must be None or {bounds}, got {self.controller_depth}")
+        if not 0.0 <= self.hardness <= 1.0:
+            fail("hardness", f"must be in [0, 1], got {self.hardness}")
         if self.mse_weight < 0:
             fail("mse_weight", f"must be >= 0, got {self.mse_weight}")
         if not 0.0 < self.confidence_threshold <= 1.0:

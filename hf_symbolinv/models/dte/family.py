@@ -143,6 +143,9 @@ FAMILY = Family(
     card=card,
     register_auto=register_auto,
     tasks=TREE_TASKS,
+    # How a loaded model steps and learns, none of them a weight's shape or role: a model trained blended is
+    # trained further with its steps chosen (hardness), its controller reading fewer levels, another loss weight.
+    fine_tune_fields=("hardness", "controller_depth", "mse_weight", "dropout"),
     load=load,
 )
 register_family(FAMILY)

@@ -58,7 +58,7 @@ from transformers.utils import ModelOutput
 
 from .configuration_dte import DTEConfig
 from .loading import StrictLoadingMixin
-from .tree_interpreter import TreeInterpreter
+from .tree_interpreter import TreeInterpreter, num_roles_for_depth
 
 EMPTY_ID = 0
 SYMBOL_ID = 1
@@ -469,6 +469,9 @@ class DTEForTreeTransduction(DTEPreTrainedModel):
             memory = torch.stack(trees, dim=1)
             tokens = torch.cat([self.special_tokens.expand(batch, -1, -1).to(encoded[0].dtype), *encoded], dim=1)
             operations, arguments, root = self._controller(tokens, step)
+            if self.config.hardness:
+                operations = toward_choice(operations, self.config.hardness)
+                arguments = toward_choice(arguments, self.config.hardness)
             # The new root is a base label or a new node: never a symbol's identity.
             root = torch.cat([root, root.new_zeros(batch, identity_width)], dim=-1)
             trees.append(self.interpreter.step(memory, operations, arguments, root))
@@ -480,7 +483,12 @@ class DTEForTreeTransduction(DTEPreTrainedModel):
         """The controller's token ``(batch, 1, d_model)`` of a tree in memory slot ``slot``: its content part,
         flattened and projected, plus a sinusoidal code of the slot (no parameter per slot, so a model runs any
         number of steps: more than it was trained with, or the sluggish rule's later choices)."""
-        content = tree[:, : self.config.filler_dim].flatten(1)
+        content = tree[:, : self.config.filler_dim]
+        if self.config.controller_depth is not None:
+            # Breadth-first numbering: the levels down to controller_depth are the first positions.
+            read = num_roles_for_depth(self.config.controller_depth)
+            content = F.pad(content[..., :read], (0, content.shape[-1] - read))
+        content = content.flatten(1)
         slot_code = sinusoidal_encoding(slot, self.config.d_model, tree.device).to(content.dtype)
         return (self.tree_encoder(content) + slot_code).unsqueeze(1)
 
@@ -695,6 +703,14 @@ def pointer_log_probs(symbol_probs: torch.Tensor) -> torch.Tensor:
     (with a zero gradient), so a plain log would put NaN into every gradient."""
     held = symbol_probs != 0
     return torch.where(held, torch.where(held, symbol_probs, 1.0).log(), -math.inf)
+
+
+def toward_choice(weights: torch.Tensor, hardness: float) -> torch.Tensor:
+    """``weights`` moved ``hardness`` of the way toward the one-hot of their largest entry (along the last axis), with
+    the gradients of ``weights``: at 1 the forward pass chooses and the backward pass learns as if it had blended
+    (the straight-through estimator)."""
+    chosen = F.one_hot(weights.argmax(-1), weights.shape[-1]).to(weights.dtype)
+    return weights + hardness * (chosen - weights).detach()
 
 
 def _select(values: torch.Tensor, index: torch.Tensor) -> torch.Tensor:

@@ -105,6 +105,21 @@ def test_a_dte_preset_trains_evaluates_and_fine_tunes(tree_data: Path, tmp_path:
     argv = ["train", "--task", "tree", "--init-from", str(output), "--data", str(tree_data), "--output", str(tuned)]
     assert main([*argv, "--steps", "1", "--batch-size", "4", "--eval-samples", "2"]) == 0
     assert (tuned / "model" / "model.safetensors").is_file()
+    # A setting that leaves every weight as it is may change on the way (the model records it); another may not.
+    chosen = tmp_path / "chosen"
+    argv = ["train", "--task", "tree", "--init-from", str(output), "--data", str(tree_data), "--output", str(chosen)]
+    capsys.readouterr()
+    assert main([*argv, "--steps", "1", "--batch-size", "4", "--set", "num_steps=2"]) == 2
+    assert "--set num_steps: a model loaded with --init-from keeps its architecture; it may change only hardness" in (
+        capsys.readouterr().err
+    )
+    assert main([*argv, "--steps", "1", "--batch-size", "4", "--set", "hardness=2"]) == 2
+    assert "hardness" in capsys.readouterr().err and not (chosen / "model").exists()
+    sets = ["--set", "hardness=1.0", "controller_depth=1"]
+    assert main([*argv, "--steps", "1", "--batch-size", "4", "--eval-samples", "2", *sets]) == 0
+    config = json.loads((chosen / "model" / "config.json").read_text())
+    assert config["hardness"] == 1.0 and config["controller_depth"] == 1 and config["num_steps"] == 3
+    assert "with hardness=1.0, controller_depth=1" in (chosen / "model" / "README.md").read_text()
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,7 @@ from helpers import mirror_text as mirror
 from testers import CompileTesterMixin, ModelTesterMixin, RenamingInvarianceTesterMixin, StrictLoadingTesterMixin
 from transformers import Trainer, TrainingArguments
 
-from hf_symbolinv.models.dte import DTEForTreeTransduction, DTETreeTokenizer
+from hf_symbolinv.models.dte import DTEForTreeTransduction, DTETreeTokenizer, modeling_dte
 from hf_symbolinv.utils.trees import format_bracketed, parse_bracketed
 
 
@@ -466,6 +466,12 @@ class TestDTMCompile(DTECompileTests):
             model(**batch)
 
 
+class TestChosenDTMCompile(DTECompileTests):
+    """Chosen steps (one-hot forward, softmax gradients) and a controller that reads the top two levels."""
+
+    overrides = {"controller": "dtm", "hardness": 1.0, "controller_depth": 1}
+
+
 class TestSparseDTECompile(DTECompileTests):
     overrides = {"controller": "dte", "num_experts": 3, "top_k": 2}
 
@@ -682,3 +688,91 @@ def test_a_blend_or_a_trace_of_a_tree_pays_the_squared_error_and_decodes_as_the_
 def test_a_negative_mse_weight_is_refused():
     with pytest.raises(ValueError, match="mse_weight"):
         tiny_model(mse_weight=-0.1)
+
+
+# --------------------------------------------------------------------------------------------------
+# Chosen steps (hardness)
+# --------------------------------------------------------------------------------------------------
+def test_hardness_moves_the_weights_toward_the_choice_and_keeps_their_gradients():
+    weights = torch.tensor([[0.2, 0.5, 0.3], [0.7, 0.1, 0.2]], requires_grad=True)
+    choice = torch.tensor([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]])
+    probe = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    for hardness in (0.0, 0.5, 1.0):
+        moved = modeling_dte.toward_choice(weights, hardness)
+        torch.testing.assert_close(moved.detach(), (1 - hardness) * weights.detach() + hardness * choice)
+        weights.grad = None
+        (moved * probe).sum().backward()
+        torch.testing.assert_close(weights.grad, probe)  # the gradient of the weights themselves
+
+
+def test_a_chosen_step_is_one_operation_on_whole_trees_and_leaks_no_trace():
+    model = trained_model(controller="dtm", num_steps=3, hardness=1.0)
+    batch = training_batch(SOURCES)
+    output = model(**batch, output_trees=True)
+    dim = model.config.filler_dim
+    memory = output.trees.detach()
+    interpreter = model.interpreter
+    for step in range(3):
+        # Each new tree is one operation on trees already in memory (cons's root is the controller's own).
+        new, old = memory[:, step + 2], memory[:, : step + 2]
+        operation = output.operation_weights[:, step].argmax(-1)
+        torch.testing.assert_close(output.operation_weights[:, step].sum(-1), torch.ones(len(SOURCES)))
+        for row in range(len(SOURCES)):
+            if operation[row] == 2:
+                moved = new[row].clone()
+                moved[:, 0] = 0.0  # the root cons wrote
+                candidates = [
+                    interpreter.cons(left, right, torch.zeros(left.shape[0])) for left in old[row] for right in old[row]
+                ]
+            else:
+                moved = new[row]
+                unbind = interpreter.car if operation[row] == 0 else interpreter.cdr
+                candidates = [unbind(tree) for tree in old[row]]
+            assert any(torch.allclose(moved, candidate, atol=1e-5) for candidate in candidates), (step, row)
+    # So the symbol channel holds whole symbols or nothing: no trace of a tree a step did not choose.
+    identity = memory[:, :, dim:]
+    assert torch.all((identity.abs() < 1e-5) | ((identity - 1).abs() < 1e-5))
+    # The controller still learns: the straight-through gradients reach the operation head.
+    output.loss.backward()
+    assert model.operation_head.weight.grad.abs().sum() > 0
+
+
+def test_the_same_weights_blended_leak_traces():
+    model = trained_model(controller="dtm", num_steps=3, hardness=1.0)
+    model.config.hardness = 0.0
+    batch = training_batch(SOURCES)
+    with torch.no_grad():
+        identity = model(**batch, output_trees=True).trees[:, 2:, model.config.filler_dim :]
+    assert torch.any((identity.abs() > 1e-3) & ((identity - 1).abs() > 1e-3))
+
+
+@pytest.mark.parametrize("hardness", [-0.1, 1.5])
+def test_a_hardness_outside_0_1_is_refused(hardness):
+    with pytest.raises(ValueError, match="hardness"):
+        tiny_model(hardness=hardness)
+
+
+# --------------------------------------------------------------------------------------------------
+# The levels the controller reads (controller_depth)
+# --------------------------------------------------------------------------------------------------
+def test_the_controller_reads_no_level_below_controller_depth():
+    # Two inputs alike down to depth 1 and unlike below it: the first step, which reads only them, chooses alike
+    # (later steps read the trees that car and cdr moved up, whose top levels may differ).
+    sources = ["(f (g a b) (h c d))", "(f (g (h b c) a) (h d (f a b)))"]
+    batch = tokenizer()(sources)
+    batch.pop("symbol_names")
+    for depth, alike in ((1, True), (2, False), (None, False)):
+        model = tiny_model(controller="dtm", num_steps=3, controller_depth=depth)
+        with torch.no_grad():
+            weights = model(**batch).operation_weights[:, 0]
+        assert torch.allclose(weights[0], weights[1], atol=1e-6) is alike, depth
+
+
+def test_a_controller_depth_below_0_or_past_max_depth_is_refused():
+    for depth in (-1, 4):
+        with pytest.raises(ValueError, match="controller_depth"):
+            tiny_model(controller_depth=depth)
+    # A model grows past it (the levels it reads stay the top ones).
+    model = tiny_model(controller_depth=3)
+    model.resize_max_depth(5)
+    assert model.config.controller_depth == 3
