@@ -484,13 +484,15 @@ class DTEForTreeTransduction(DTEPreTrainedModel):
         flattened and projected, plus a sinusoidal code of the slot (no parameter per slot, so a model runs any
         number of steps: more than it was trained with, or the sluggish rule's later choices)."""
         content = tree[:, : self.config.filler_dim]
-        if self.config.controller_depth is not None:
-            # Breadth-first numbering: the levels down to controller_depth are the first positions.
-            read = num_roles_for_depth(self.config.controller_depth)
-            content = F.pad(content[..., :read], (0, content.shape[-1] - read))
-        content = content.flatten(1)
         slot_code = sinusoidal_encoding(slot, self.config.d_model, tree.device).to(content.dtype)
-        return (self.tree_encoder(content) + slot_code).unsqueeze(1)
+        if self.config.controller_depth is None:
+            return (self.tree_encoder(content.flatten(1)) + slot_code).unsqueeze(1)
+        # Breadth-first numbering: the levels down to controller_depth are the first positions, so the encoder's
+        # columns for them are read and the others never enter the product.
+        read = num_roles_for_depth(self.config.controller_depth)
+        weight = self.tree_encoder.weight.view(self.config.d_model, self.config.filler_dim, -1)[..., :read]
+        encoded = F.linear(content[..., :read].flatten(1), weight.flatten(1), self.tree_encoder.bias)
+        return (encoded + slot_code).unsqueeze(1)
 
     @torch.no_grad()
     def resize_max_depth(self, max_depth: int) -> None:
