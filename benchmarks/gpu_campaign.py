@@ -23,6 +23,12 @@ Run it first whenever a GPU is available, two or three calls per window, and com
 
 Work without a GPU never needs it; on a CPU it runs the same way (slowly), which is how it is tested.
 
+A campaign's schedule spans its whole budget, so the weights it keeps are taken at a learning rate near its peak. A
+cool-down branches from the kept state and decays that learning rate to zero over a few hundred steps (warm-up,
+stable, decay): its model is what ships, while the campaign goes on at its own schedule:
+
+    python benchmarks/gpu_campaign.py prop-35 --cool-down 1200 --train-minutes 100   # again to continue it
+
 The state folder of a run: ``log.jsonl``; while the run goes on, ``checkpoint-STEP/`` (with the package's record of
 its files) and ``current.json``, which names it and is replaced in one atomic rename; once finished,
 ``trainer_state.json``. (States written before ``current.json`` existed keep their checkpoint in ``checkpoint/``, and
@@ -36,6 +42,7 @@ import argparse
 import dataclasses
 import datetime
 import json
+import math
 import shutil
 import sys
 import time
@@ -53,6 +60,7 @@ from dataset_builders.params import BuildOptions
 from hf_symbolinv.commands.train import train_command_line
 from hf_symbolinv.evaluation import evaluate_model
 from hf_symbolinv.routes import TrainArguments, train
+from hf_symbolinv.training import default_warmup_steps
 from hf_symbolinv.training.checkpoints import survey, verify_checkpoint
 from hf_symbolinv.utils.files import MANIFEST, read_record, write_record, write_text_atomic
 from hf_symbolinv.utils.progress import quiet_off_terminal
@@ -310,8 +318,8 @@ def restore_checkpoint(state: Path, checkpoints: Path) -> Path:
     return target
 
 
-def log_entries(state: Path) -> list[dict[str, Any]]:
-    log = state / "log.jsonl"
+def log_entries(state: Path, log_name: str = "log.jsonl") -> list[dict[str, Any]]:
+    log = state / log_name
     return [json.loads(line) for line in log.read_text().splitlines()] if log.is_file() else []
 
 
@@ -348,9 +356,11 @@ def train_options(
         workers=workers,
         bf16=on_gpu,
         compile=compile_backend,
-        # Random batches of a campaign's size nearly all pad to the largest bucket (few graphs to compile); batches
-        # grouped by length would spread over every bucket, each compiled in the window's first minutes.
-        group_by_length=on_gpu and compile_backend is None,
+        # Batches grouped by streams and length waste little on padding, on a CPU too (1.3x the samples/s of random
+        # batches of 512: benchmarks/results/speed_train_speed/). Compiled, random batches of a campaign's size nearly
+        # all pad to the largest bucket (few graphs), while grouped ones would spread over every bucket, each compiled
+        # in the window's first minutes.
+        group_by_length=compile_backend is None,
         **campaign.options,
     )
 
@@ -434,16 +444,9 @@ def run_call(name: str, args: argparse.Namespace) -> dict[str, Any]:
         restore_checkpoint(state, checkpoints)
         print(f"{name}: resuming from step {kept_step} (the state kept in {state})", flush=True)
     start_step = max(kept_step, held_step)
-    started = time.perf_counter()
-    arguments = train_options(campaign, data, work, args.train_minutes, args.workers, args.compile)
-    try:
-        train(arguments)
-    except (ValueError, OSError, SystemExit) as error:  # what symbolinv train answers in one line
-        if isinstance(error, SystemExit) and not isinstance(error.code, str):
-            raise
-        reason = error.code if isinstance(error, SystemExit) else error
-        raise SystemExit(f"error: training {name} failed ({reason}); the state in {state} is as it was") from error
-    train_seconds = time.perf_counter() - started
+    train_seconds = train_run(
+        name, state, train_options(campaign, data, work, args.train_minutes, args.workers, args.compile)
+    )
     checkpoint = last_checkpoint(checkpoints)
     if checkpoint is None:
         raise SystemExit(f"{name}: training wrote no checkpoint to {checkpoints}")
@@ -464,8 +467,7 @@ def run_call(name: str, args: argparse.Namespace) -> dict[str, Any]:
         "validation": validation_scores(checkpoint, campaign.task, data),
     }
     log = state / "log.jsonl"
-    previous = log.read_text() if log.is_file() else ""
-    write_text_atomic(log, previous + json.dumps(entry, default=str) + "\n")
+    previous = append_line(log, entry)
     print(json.dumps({"run": name, **entry}, default=str), flush=True)
     if step >= campaign.steps:
         if campaign.small_tests:
@@ -477,6 +479,132 @@ def run_call(name: str, args: argparse.Namespace) -> dict[str, Any]:
         finish(state)
         print(f"{name}: finished; the model is in {work / 'model'}", flush=True)
     return entry
+
+
+def train_run(name: str, state: Path, arguments: TrainArguments) -> float:
+    """Train with ``arguments`` (``symbolinv train``); its one-line refusals become one line naming the run. Returns
+    the seconds it took."""
+    started = time.perf_counter()
+    try:
+        train(arguments)
+    except (ValueError, OSError, SystemExit) as error:  # what symbolinv train answers in one line
+        if isinstance(error, SystemExit) and not isinstance(error.code, str):
+            raise
+        reason = error.code if isinstance(error, SystemExit) else error
+        raise SystemExit(f"error: training {name} failed ({reason}); the state in {state} is as it was") from error
+    return time.perf_counter() - started
+
+
+def append_line(log: Path, entry: dict[str, Any]) -> str:
+    """Append ``entry`` to the JSON-lines file ``log`` (the whole file written again atomically); returns the text
+    it had before."""
+    previous = log.read_text() if log.is_file() else ""
+    write_text_atomic(log, previous + json.dumps(entry, default=str) + "\n")
+    return previous
+
+
+#: A cool-down starts a new optimizer (it keeps the campaign's weights only): a short warm-up settles Adam's moments.
+COOLDOWN_WARMUP = 25
+#: The log of a campaign's cool-downs, in its state folder.
+COOLDOWN_LOG = "cooldowns.jsonl"
+
+
+def scheduled_lr(campaign: Campaign, step: int) -> float:
+    """The campaign's learning rate at ``step`` (``symbolinv train``'s linear warm-up, then cosine to zero at its last
+    step), to two significant digits: where its cool-downs start."""
+    peak = campaign.options.get("lr", TrainArguments.lr)
+    warmup = campaign.options.get("warmup_steps") or default_warmup_steps(campaign.steps)
+    if step < warmup:
+        return float(f"{peak * step / warmup:.2g}")
+    done = min(1.0, (step - warmup) / max(1, campaign.steps - warmup))
+    return float(f"{peak * 0.5 * (1 + math.cos(math.pi * done)):.2g}")
+
+
+def cooldown_folder(name: str, from_step: int) -> Path:
+    """The work folder of the cool-down of campaign ``name`` from its step ``from_step``."""
+    return WORK_ROOT / f"{name}-cooldown-{from_step}"
+
+
+def cooldown_options(
+    campaign: Campaign, kept: Path, steps: int, data: Path, work: Path, args: argparse.Namespace
+) -> TrainArguments:
+    """A cool-down's training: the campaign's (batch, data, evaluation), from the weights of its kept checkpoint
+    ``kept``, ``steps`` steps from the campaign's learning rate at that step down to zero."""
+    return dataclasses.replace(
+        train_options(campaign, data, work, args.train_minutes, args.workers, args.compile),
+        preset=None,
+        init_from=str(kept),
+        overrides={},  # the shape is the saved model's
+        steps=steps,
+        lr=scheduled_lr(campaign, _trainer_step(kept)),
+        warmup_steps=COOLDOWN_WARMUP,
+        warmup_ratio=None,
+        eval_steps=max(1, steps // 4),
+    )
+
+
+def run_cooldown(name: str, steps: int, args: argparse.Namespace) -> dict[str, Any]:
+    """One call of a cool-down of campaign ``name``: from its kept checkpoint (a call after the campaign moved on
+    branches again, from the new step), trained for ``args.train_minutes``; a line in ``COOLDOWN_LOG``."""
+    campaign = CAMPAIGNS[name]
+    state = state_folder(name)
+    kept = kept_checkpoint(state)
+    if kept is None:
+        raise SystemExit(
+            f"error: campaign {name} keeps no checkpoint in {state} to cool down (not started, or finished: its "
+            "schedule has already reached zero)"
+        )
+    if steps <= COOLDOWN_WARMUP:
+        raise SystemExit(
+            f"error: --cool-down {steps}: a cool-down takes more steps than its warm-up ({COOLDOWN_WARMUP})"
+        )
+    from_step = _trainer_step(kept)
+    work = cooldown_folder(name, from_step)
+    data = args.data_dir / campaign.data
+    build_shared_data(
+        campaign.data, data, BuildOptions(num_samples=campaign.num_samples, workers=args.build_workers, progress=False)
+    )
+    held = last_checkpoint(work / "checkpoints")
+    start_step = checkpoint_step(held) if held is not None else 0
+    arguments = cooldown_options(campaign, kept, steps, data, work, args)
+    print(
+        f"{name}: cooling down from step {from_step:,} (learning rate {arguments.lr:g} to 0 over {steps:,} steps)",
+        flush=True,
+    )
+    seconds = train_run(f"the cool-down of {name}", state, arguments)
+    checkpoint = last_checkpoint(work / "checkpoints")
+    if checkpoint is None:
+        raise SystemExit(f"{name}: the cool-down wrote no checkpoint to {work / 'checkpoints'}")
+    step = checkpoint_step(checkpoint)
+    entry: dict[str, Any] = {
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "device": device_name(),
+        "from_step": from_step,
+        "lr": arguments.lr,
+        "step": step,
+        "of": steps,
+        "batch_size": campaign.batch_size,
+        "samples_per_second": round((step - start_step) * campaign.batch_size / seconds, 1),
+        "call_minutes": round(seconds / 60, 2),
+        **last_losses(checkpoint),
+        "validation": validation_scores(checkpoint, campaign.task, data),
+    }
+    if step >= steps:
+        model = work / "model"
+        entry["model"] = str(model.relative_to(REPOSITORY) if model.is_relative_to(REPOSITORY) else model)
+    append_line(state / COOLDOWN_LOG, entry)
+    print(json.dumps({"run": name, "cool_down": entry}, default=str), flush=True)
+    if step < steps:
+        print(f"{name}: the cool-down stopped at step {step:,} of {steps:,}; the same command continues it")
+    return entry
+
+
+def finished_cooldown(name: str) -> dict[str, Any] | None:
+    """The newest finished cool-down of campaign ``name`` whose model is on this machine (None: none)."""
+    for entry in reversed(log_entries(state_folder(name), COOLDOWN_LOG)):
+        if "model" in entry and (REPOSITORY / entry["model"]).is_dir():
+            return entry
+    return None
 
 
 def build_shared_data(config: str, data: Path, options: BuildOptions, wait_seconds: float = 1800) -> None:
@@ -521,6 +649,24 @@ def log_table(name: str) -> str:
             f"{entry.get('eval_loss', float('nan')):.3f} | {100 * validation['correct']:.1f}% of "
             f"{validation['count']} |"
         )
+    cooldowns = log_entries(state_folder(name), COOLDOWN_LOG)
+    if cooldowns:
+        rows += [
+            "",
+            f"Cool-downs of `{name}` (`--cool-down STEPS`: from the kept step, the learning rate decayed to zero):",
+            "",
+            "| date (UTC) | device | from step | learning rate | step | samples/s | train loss | validation loss | "
+            "validation correct (greedy) |",
+            "|---|---|---|---|---|---|---|---|---|",
+        ]
+        for entry in cooldowns:
+            validation = entry["validation"]
+            rows.append(
+                f"| {entry['date'][:16]} | {entry['device'].split(',')[0]} | {entry['from_step']:,} | {entry['lr']:g} "
+                f"| {entry['step']:,} of {entry['of']:,} | {entry['samples_per_second']:,.0f} | "
+                f"{entry.get('train_loss', float('nan')):.3f} | {entry.get('eval_loss', float('nan')):.3f} | "
+                f"{100 * validation['correct']:.1f}% of {validation['count']} |"
+            )
     return "\n".join(rows)
 
 
@@ -580,7 +726,19 @@ def write_paper_budget_curves(names: list[str]) -> None:
     figure, axis = plt.subplots(figsize=(8, 4.5))
     for name in names:
         curve = samples_curve(name)
-        axis.plot([seen / 1e6 for seen, _ in curve], [100 * correct for _, correct in curve], label=name)
+        (line,) = axis.plot([seen / 1e6 for seen, _ in curve], [100 * correct for _, correct in curve], label=name)
+        batch = CAMPAIGNS[name].batch_size
+        cooled = [e for e in log_entries(state_folder(name), COOLDOWN_LOG) if e["step"] >= e["of"]]
+        if cooled:
+            axis.plot(
+                [(e["from_step"] + e["step"]) * batch / 1e6 for e in cooled],
+                [100 * e["validation"]["correct"] for e in cooled],
+                marker="*",
+                markersize=10,
+                linestyle="none",
+                color=line.get_color(),
+                label=f"{name} cooled down (greedy, {cooled[-1]['validation']['count']} formulas)",
+            )
     axis.axvline(PAPER_SAMPLES / 1e6, color="grey", linestyle="--", label="the paper's budget (50,000 x 1,024)")
     axis.axhline(98, color="grey", linestyle=":", label="98%")
     axis.set(
@@ -606,6 +764,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--list", action="store_true", help="the campaigns and their state")
     parser.add_argument("--report", action="store_true", help="print the run's log as a table; no training")
     parser.add_argument("--results", action="store_true", help="write LOG.md and curves.png of all runs; no training")
+    parser.add_argument(
+        "--cool-down",
+        type=int,
+        metavar="STEPS",
+        help="branch from the run's kept state and decay its learning rate to zero over STEPS steps (the model to "
+        "ship); the campaign itself is left as it is",
+    )
     parser.add_argument("--train-minutes", type=float, default=7.0, help="training time of this call (default 7)")
     parser.add_argument("--data-dir", type=Path, default=REPOSITORY / "runs" / "campaign-data")
     parser.add_argument("--workers", type=int, default=2, help="data-loading processes of the training")
@@ -652,11 +817,17 @@ def _main(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.train_minutes <= 0:
         parser.error("--train-minutes must be positive")
     WORK_ROOT.mkdir(parents=True, exist_ok=True)
-    try:  # one writer per campaign: two calls would both write its state folder
-        with FileLock(WORK_ROOT / f"{args.run}.lock", timeout=0):
-            run_call(args.run, args)
+    # One writer per campaign, and one per campaign's cool-downs (a cool-down reads the campaign's state once, at
+    # its start, and writes only its own log).
+    what, lock = ("a cool-down of", f"{args.run}-cooldown.lock") if args.cool_down else ("campaign", f"{args.run}.lock")
+    try:
+        with FileLock(WORK_ROOT / lock, timeout=0):
+            if args.cool_down:
+                run_cooldown(args.run, args.cool_down, args)
+            else:
+                run_call(args.run, args)
     except Timeout:
-        print(f"error: campaign {args.run} is running in another process", file=sys.stderr)
+        print(f"error: {what} {args.run} is running in another process", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(

@@ -10,6 +10,7 @@ formula's size and symbol count (``hf_symbolinv.pretrained.model_for``). The tes
     python benchmarks/paper_distribution.py --data-dir runs/campaign-data --write-choice
     python benchmarks/paper_distribution.py --models runs/campaign/prop-35/checkpoints/checkpoint-1000 ...
     python benchmarks/paper_distribution.py --ship prop-35 --name prop-35 --write-choice   # release a campaign
+    python benchmarks/paper_distribution.py --ship prop-35 --cooled --name prop-35        # ... its cool-down
 
 Writes ``benchmarks/results/paper_distribution/RESULTS.md`` and ``results.json`` (a model's row is replaced when it
 is measured again; rows of other models are kept).
@@ -197,16 +198,21 @@ python benchmarks/gpu_campaign.py {campaign} --train-minutes 100   # again to co
 ```
 
 This model: step {step:,} ({samples:,} samples seen, {share:.1%} of the paper's budget), {minutes} of training:
-{machines}. AdamW, cosine schedule, cross-entropy over the cosine logits; the weights then cast to float16.
+{machines}. AdamW, cosine schedule, cross-entropy over the cosine logits{cooled}; the weights then cast to float16.
 """
+#: What a card adds for a model cooled down from the campaign's step (``gpu_campaign.py RUN --cool-down STEPS``).
+COOLED = """, then cooled down: the campaign's learning rate at that step ({lr:g}) decayed to zero over {steps:,} more
+steps of {batch} after a {warmup}-step warm-up of a new optimizer ({minutes:.0f} minutes on {device}; `python
+benchmarks/gpu_campaign.py {campaign} --cool-down {steps}` from the campaign's kept step)"""
 WHAT = {
     "prop": ("propositional satisfiability", "a complete satisfying assignment"),
     "ltl": ("LTL satisfiability", "a satisfying trace (a lasso)"),
 }
 
 
-def ship(campaign_name: str, name: str, row: dict[str, Any]) -> Path:
-    """Write the campaign's kept checkpoint, cast to float16, with its card, as the shipped model ``name``."""
+def ship(campaign_name: str, name: str, row: dict[str, Any], source: Path, cooldown: dict[str, Any] | None) -> Path:
+    """Write ``source`` (the campaign's kept checkpoint, or the model of its finished ``cooldown``), cast to float16,
+    with its card, as the shipped model ``name``."""
     import gpu_campaign
     import torch
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
@@ -215,15 +221,34 @@ def ship(campaign_name: str, name: str, row: dict[str, Any]) -> Path:
 
     campaign = gpu_campaign.CAMPAIGNS[campaign_name]
     state = gpu_campaign.state_folder(campaign_name)
-    checkpoint = gpu_campaign.kept_checkpoint(state)
     calls = gpu_campaign.log_entries(state)
-    step = gpu_campaign.checkpoint_step(checkpoint) if checkpoint.name != "checkpoint" else calls[-1]["step"]
+    if cooldown is not None:
+        step = cooldown["from_step"]
+        calls = [call for call in calls if call["step"] <= step]  # the campaign's calls up to the branch
+    else:
+        step = gpu_campaign.checkpoint_step(source) if source.name != "checkpoint" else calls[-1]["step"]
     by_device: dict[str, float] = defaultdict(float)
     for call in calls:
         by_device[call["device"].split(",")[0]] += call["call_minutes"]
+    cooled = ""
+    if cooldown is not None:
+        branch = [
+            entry
+            for entry in gpu_campaign.log_entries(state, gpu_campaign.COOLDOWN_LOG)
+            if (entry["from_step"], entry["of"]) == (step, cooldown["of"])
+        ]
+        cooled = COOLED.format(
+            lr=cooldown["lr"],
+            steps=cooldown["of"],
+            batch=cooldown["batch_size"],
+            warmup=gpu_campaign.COOLDOWN_WARMUP,
+            minutes=sum(entry["call_minutes"] for entry in branch),
+            device=", ".join(sorted({entry["device"].split(",")[0] for entry in branch})),
+            campaign=campaign_name,
+        )
     machines = "; ".join(f"{minutes:.0f} minutes on {device}" for device, minutes in by_device.items())
-    model = AutoModelForSeq2SeqLM.from_pretrained(checkpoint, dtype=torch.float32).eval()
-    tokenizer = AutoTokenizer.from_pretrained(checkpoint)
+    model = AutoModelForSeq2SeqLM.from_pretrained(source, dtype=torch.float32).eval()
+    tokenizer = AutoTokenizer.from_pretrained(source)
     task = campaign.task
     test = row["test"]
     alpha = test["alpha_covariance"].get("5", test["alpha_covariance"].get(5))
@@ -254,6 +279,7 @@ def ship(campaign_name: str, name: str, row: dict[str, Any]) -> Path:
         share=step * campaign.batch_size / (50_000 * 1_024),
         minutes=f"{sum(by_device.values()):.0f} minutes",
         machines=machines,
+        cooled=cooled,
     )
     destination = PRETRAINED_DIR / name
     save_model_folder(model.half(), tokenizer, destination, card, with_code=False)  # the package loads it
@@ -273,23 +299,44 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--ship", metavar="CAMPAIGN", help="release the campaign's kept checkpoint as --name")
     parser.add_argument("--name", help="with --ship: the shipped model's name (a folder of hf_symbolinv/pretrained)")
+    parser.add_argument(
+        "--cooled",
+        action="store_true",
+        help="with --ship: release the campaign's newest finished cool-down (gpu_campaign.py RUN --cool-down STEPS) "
+        "instead of its kept checkpoint",
+    )
     args = parser.parse_args(argv)
     if (args.ship is None) != (args.name is None):
         parser.error("--ship and --name go together")
+    if args.cooled and args.ship is None:
+        parser.error("--cooled goes with --ship")
     if args.ship is not None:
         import gpu_campaign
 
-        checkpoint = gpu_campaign.kept_checkpoint(gpu_campaign.state_folder(args.ship))
+        cooldown = gpu_campaign.finished_cooldown(args.ship) if args.cooled else None
+        if args.cooled and cooldown is None:
+            raise SystemExit(
+                f"error: campaign {args.ship} has no finished cool-down whose model is on this machine (python "
+                f"benchmarks/gpu_campaign.py {args.ship} --cool-down STEPS)"
+            )
+        if cooldown is not None:
+            source = gpu_campaign.REPOSITORY / cooldown["model"]
+        else:
+            source = gpu_campaign.kept_checkpoint(gpu_campaign.state_folder(args.ship))
         task = gpu_campaign.CAMPAIGNS[args.ship].task
-        row = measure(checkpoint, task, argparse.Namespace(**{**vars(args), "write_choice": False}))
-        folder = ship(args.ship, args.name, row)
+        row = measure(source, task, argparse.Namespace(**{**vars(args), "write_choice": False}))
+        folder = ship(args.ship, args.name, row, source, cooldown)
         model, tokenizer = load_for_evaluation(folder)
         row = {
             **row,
             "model": args.name,
             "validation_correct": write_choice_table(model, tokenizer, task, folder, args),
         }
-        row["shipped_from"] = f"campaign {args.ship}, {checkpoint.name}"
+        row["shipped_from"] = f"campaign {args.ship}, " + (
+            f"cooled down over {cooldown['of']:,} steps from step {cooldown['from_step']:,}"
+            if cooldown is not None
+            else source.name
+        )
         save_rows([row])
         return 0
     folders = [Path(m) for m in args.models] if args.models else [PRETRAINED_DIR / name for name in SHIPPED]

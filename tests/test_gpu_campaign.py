@@ -122,7 +122,8 @@ def test_a_compiled_campaign_trains_compiled_on_random_batches(tmp_path: Path) -
     assert arguments[arguments.index("--compile") + 1] == "inductor"
     # Batches grouped by length would reach every (streams, length) bucket, each compiled in the window's time.
     assert "--group-by-length" not in arguments
-    assert "--compile" not in gpu_campaign.train_arguments(run, tmp_path / "d", tmp_path / "w", 7, 2)
+    eager = gpu_campaign.train_arguments(run, tmp_path / "d", tmp_path / "w", 7, 2)
+    assert "--compile" not in eager and "--group-by-length" in eager  # on any device: less padding
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -294,3 +295,74 @@ def test_a_campaign_s_own_options_reach_its_training(tmp_path: Path) -> None:
     shipped = gpu_campaign.train_options(gpu_campaign.CAMPAIGNS["ltl-35"], tmp_path, tmp_path, 7, 2)
     assert (shipped.preset, shipped.lr, shipped.warmup_steps) == (None, 5e-4, 1000)
     assert shipped.init_from.endswith("hf_symbolinv/pretrained/ltl-small")
+
+
+# ---------------------------------------------------------------------------------------------------
+# Cool-downs: a branch from the kept state that decays the campaign's learning rate to zero
+# ---------------------------------------------------------------------------------------------------
+def test_the_cool_down_starts_at_the_campaign_s_scheduled_learning_rate() -> None:
+    import torch
+    from transformers import get_cosine_schedule_with_warmup
+
+    run = gpu_campaign.CAMPAIGNS["prop-35"]
+    optimizer = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=run.options["lr"])
+    schedule = get_cosine_schedule_with_warmup(optimizer, run.options["warmup_steps"], run.steps)
+    for step in (0, 500, 1000, 10_151, 50_000, 99_000):
+        scheduled = run.options["lr"] * schedule.lr_lambdas[0](step)
+        assert gpu_campaign.scheduled_lr(run, step) == pytest.approx(scheduled, rel=0.05, abs=1e-9), step
+    assert gpu_campaign.scheduled_lr(run, 10_151) == 4.9e-4  # two significant digits: what the card shows
+
+
+@pytest.mark.slow
+def test_a_cool_down_branches_from_the_kept_state_and_leaves_the_campaign_as_it_is(
+    campaign: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = tmp_path / "state" / campaign
+    arguments = ["tiny", "--data-dir", str(tmp_path / "data"), "--workers", "0", "--train-minutes", "5"]
+    with pytest.raises(SystemExit, match="keeps no checkpoint"):  # nothing kept yet to branch from
+        gpu_campaign.main([*arguments, "--cool-down", "4"])
+    assert call(tmp_path, 1e-4) == 0
+    log_before = (state / "log.jsonl").read_text()
+    kept_before = gpu_campaign.kept_checkpoint(state)
+    monkeypatch.setattr(gpu_campaign, "COOLDOWN_WARMUP", 1)
+    with FileLock(tmp_path / "work" / f"{campaign}-cooldown.lock"):
+        assert gpu_campaign.main([*arguments, "--cool-down", "4"]) == 2
+    assert "a cool-down of tiny is running in another process" in capsys.readouterr().err
+    assert gpu_campaign.main([*arguments, "--cool-down", "4"]) == 0
+    (entry,) = gpu_campaign.log_entries(state, gpu_campaign.COOLDOWN_LOG)
+    assert (entry["from_step"], entry["step"], entry["of"]) == (1, 4, 4)
+    assert entry["lr"] == gpu_campaign.scheduled_lr(gpu_campaign.CAMPAIGNS[campaign], 1) > 0
+    assert entry["validation"]["count"] == 4
+    assert gpu_campaign.finished_cooldown(campaign) == entry
+    model = Path(entry["model"])
+    assert model == tmp_path / "work" / f"{campaign}-cooldown-1" / "model" and (model / "config.json").is_file()
+    # The learning rate went from the campaign's down to zero; the campaign's state and log are as they were.
+    history = json.loads((model.parent / "checkpoints" / "checkpoint-4" / "trainer_state.json").read_text())
+    rates = [row["learning_rate"] for row in history["log_history"] if "learning_rate" in row]
+    assert max(rates) <= entry["lr"] and rates[-1] < entry["lr"] / 2
+    assert (state / "log.jsonl").read_text() == log_before
+    assert gpu_campaign.kept_checkpoint(state) == kept_before
+    assert gpu_campaign.progress(campaign) == 1
+    # The results list it under the campaign and mark it on the curve against samples seen.
+    monkeypatch.setattr(gpu_campaign, "PAPER_BUDGET_RUNS", (campaign,))
+    assert gpu_campaign.main(["--results"]) == 0
+    log = (tmp_path / "results" / "LOG.md").read_text()
+    assert f"Cool-downs of `{campaign}`" in log and f"| 1 | {entry['lr']:g} | 4 of 4 |" in log
+    assert (tmp_path / "results" / "curves-samples.png").stat().st_size > 1000
+    # Released as a package model: its card says how it was cooled down, its weights are the cool-down's.
+    import paper_distribution
+    import torch
+    from safetensors.torch import load_file
+
+    monkeypatch.setattr(paper_distribution, "PRETRAINED_DIR", tmp_path / "pretrained")
+    measured = {"correct": 0.5, "exact": 0.1, "invalid": 0.0, "count": 4, "alpha_covariance": {"5": 1.0}}
+    row = {"parameters": 1000, "test": measured, "test_by_size": {}, "test_10sym": measured}
+    folder = paper_distribution.ship(campaign, "tiny-cooled", row, model, entry)
+    card = " ".join((folder / "README.md").read_text().split())
+    assert f"`python benchmarks/gpu_campaign.py {campaign} --cool-down 4`" in card
+    assert f"({entry['lr']:g}) decayed to zero over 4 more steps" in card and "This model: step 1 (" in card
+    shipped, trained = load_file(folder / "model.safetensors"), load_file(model / "model.safetensors")
+    assert shipped.keys() == trained.keys()
+    for key, weight in trained.items():
+        assert shipped[key].dtype == torch.float16
+        torch.testing.assert_close(shipped[key].float(), weight.float(), atol=1e-3, rtol=1e-3)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import logging
 import math
 import os
 import socket
@@ -15,7 +16,7 @@ import datasets
 import pytest
 import torch
 from helpers import TINY, tiny_overrides
-from transformers import AutoModelForSeq2SeqLM, Seq2SeqTrainer, Seq2SeqTrainingArguments
+from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, Seq2SeqTrainer, Seq2SeqTrainingArguments
 
 from hf_symbolinv import SymbolInvConfig, SymbolInvForConditionalGeneration, SymbolInvTokenizer
 from hf_symbolinv.commands import main
@@ -284,7 +285,7 @@ def test_sit_alpha_covariance_is_one_and_fixed_baseline_can_be_lower(prop_data: 
 # The model subcommands
 # --------------------------------------------------------------------------------------------------
 @pytest.mark.slow
-def test_cli_train_evaluate_and_solve(prop_data: Path, tmp_path: Path, capsys) -> None:
+def test_cli_train_evaluate_and_solve(prop_data: Path, tmp_path: Path, capsys, caplog) -> None:
     output = tmp_path / "cli"
     assert (
         main(
@@ -312,6 +313,23 @@ def test_cli_train_evaluate_and_solve(prop_data: Path, tmp_path: Path, capsys) -
     )
     card = (output / "model" / "README.md").read_text()
     assert "Invariance guarantee" in card and "prop-best" in card and "O(S·L²)" in card
+    # A checkpoint keeps the token ids of the generation settings only: the defaults that generating during
+    # training fills in (max_length 20) would clash with every max_new_tokens of a model loaded from it.
+    checkpoint = output / "checkpoints" / "checkpoint-6"
+    assert set(json.loads((checkpoint / "generation_config.json").read_text())) <= {
+        "bos_token_id",
+        "eos_token_id",
+        "pad_token_id",
+        "decoder_start_token_id",
+        "transformers_version",
+    }
+    loaded, loaded_tokenizer = (
+        AutoModelForSeq2SeqLM.from_pretrained(checkpoint),
+        AutoTokenizer.from_pretrained(checkpoint),
+    )
+    with caplog.at_level(logging.WARNING):
+        loaded.generate(**loaded_tokenizer(["& a b"], return_tensors="pt"), max_new_tokens=4)
+    assert not [record for record in caplog.records if "max_length" in record.getMessage()]
     assert (
         main(
             [

@@ -8,6 +8,9 @@ one table; runs on the CPU, and on the GPU too when one is present.
     python benchmarks/speed/train_speed.py --quick    # fewer repeats, for a smoke run
     python benchmarks/speed/train_speed.py --tasks prop --presets prop-small --compile inductor --no-generation
         # each preset eager, eager on bucketed batches, and compiled whole (as `symbolinv train --compile`)
+    python benchmarks/speed/train_speed.py --grouped --tasks prop --presets prop-small --batch-size 512
+        # samples/s of batches drawn at random against batches grouped by streams and length, from one pool
+        # (as `symbolinv train --group-by-length` draws them)
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import torch
 import dataset_builders
 from dataset_builders.params import BuildOptions
 from hf_symbolinv import SymbolInvConfig, SymbolInvForConditionalGeneration, SymbolInvTokenizer
-from hf_symbolinv.training import SymbolInvDataCollator, tokenize_dataset
+from hf_symbolinv.training import SymbolInvDataCollator, grouping_key, tokenize_dataset
 
 PAIRS = {"prop": ("prop-best", "prop-vanilla"), "ltl": ("ltl-best", "ltl-vanilla")}
 
@@ -74,6 +77,77 @@ def time_training(model, train_batches: list[dict], device: torch.device, repeat
     return statistics.median(step(train_batches[i % len(train_batches)]) for i in range(repeats)), warm_up
 
 
+def orders(task: str, batch_size: int, count: int, workdir: str, data_dir: str | None) -> dict[str, list[dict]]:
+    """``count`` training batches of one pool of samples (the 50 batches of the Trainer's length-grouping mega-batch)
+    in two orders: at random (the Trainer's default) and grouped by :func:`grouping_key` (``--group-by-length``).
+    The pool is the first samples of ``DATA_DIR/TASK-35`` where given (a built ``symbolinv data build`` folder)."""
+    from datasets import load_dataset
+    from transformers.trainer_pt_utils import LengthGroupedSampler
+
+    pool = 50 * batch_size
+    if data_dir is not None:
+        data = {"train": load_dataset(os.path.join(data_dir, f"{task}-35"), split="train")}
+    else:
+        data = built(task, pool * 10 // 8 + batch_size, workdir)
+    tokenizer = SymbolInvTokenizer.from_preset(task)
+    train = tokenize_dataset(data["train"].select(range(pool)), tokenizer)
+    collator = SymbolInvDataCollator(tokenizer)
+    keys = [grouping_key(ids, mask) for ids, mask in zip(train["input_ids"], train["symbol_mask"])]
+    generator = torch.Generator().manual_seed(0)
+    drawn = {
+        "random": torch.randperm(pool, generator=generator).tolist(),
+        "grouped": list(LengthGroupedSampler(batch_size, lengths=keys, generator=generator)),
+    }
+    # Batches from the middles of ``count`` equal stretches of each order stand for a whole pass (the grouped order
+    # puts the batch with the longest sample first, to fail early on memory: one in 50, not one in ``count``).
+    places = [int((k + 0.5) * (pool // batch_size) / count) for k in range(count)]
+    return {
+        order: [collator([train[i] for i in indices[p * batch_size : (p + 1) * batch_size]]) for p in places]
+        for order, indices in drawn.items()
+    }
+
+
+def time_pass(model, train_batches: list[dict], device: torch.device) -> float:
+    """Seconds of one training step on each batch, summed (after one step on the first, a warm-up)."""
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    model.train()
+    total = 0.0
+    for k, batch in enumerate([train_batches[0], *train_batches]):
+        batch = {key: value.to(device) for key, value in batch.items()}
+        _sync(device)
+        start = time.perf_counter()
+        model(**batch).loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        _sync(device)
+        total += (time.perf_counter() - start) if k else 0.0
+    return total
+
+
+def compare_orders(args: argparse.Namespace, devices: list[torch.device]) -> int:
+    """Samples per second of random against length-grouped batches of the same pool, for each preset and task."""
+    print(f"batch {args.batch_size}, {args.repeats} batches from evenly spaced stretches of each order\n")
+    header = f"{'device':6} {'task':5} {'model':14} {'random samples/s':>17} {'grouped samples/s':>18} {'ratio':>6}"
+    print(header)
+    print("-" * len(header))
+    with tempfile.TemporaryDirectory() as workdir:
+        for task in args.tasks:
+            drawn = orders(task, args.batch_size, args.repeats, workdir, args.data_dir)
+            for device in devices:
+                for preset in args.presets or PAIRS[task][:1]:
+                    rates = {}
+                    for order, train_batches in drawn.items():
+                        torch.manual_seed(0)
+                        model = SymbolInvForConditionalGeneration(SymbolInvConfig.from_preset(preset)).to(device)
+                        rates[order] = len(train_batches) * args.batch_size / time_pass(model, train_batches, device)
+                    print(
+                        f"{device.type:6} {task:5} {preset:14} {rates['random']:>17.1f} {rates['grouped']:>18.1f} "
+                        f"{rates['grouped'] / rates['random']:>6.2f}",
+                        flush=True,
+                    )
+    return 0
+
+
 @torch.no_grad()
 def time_generation(model, batch: dict, device: torch.device, repeats: int, new_tokens: int) -> float:
     model.eval()
@@ -104,6 +178,12 @@ def main() -> int:
     parser.add_argument("--presets", nargs="*", help="these presets instead of each task's SIT and vanilla pair")
     parser.add_argument("--compile", metavar="BACKEND", help="also time each preset compiled with this backend")
     parser.add_argument("--no-generation", action="store_true", help="time training only")
+    parser.add_argument(
+        "--grouped",
+        action="store_true",
+        help="compare random with length-grouped batches (--repeats batches each); no generation",
+    )
+    parser.add_argument("--data-dir", help="with --grouped: take the pool from DIR/TASK-35 (built) instead of building")
     args = parser.parse_args()
     if args.quick:
         args.repeats, args.new_tokens = 2, 10
@@ -112,6 +192,8 @@ def main() -> int:
         f"machine: {platform.machine()}, {os.cpu_count()} cores, {torch.get_num_threads()} torch threads, "
         f"torch {torch.__version__}" + (f", GPU {torch.cuda.get_device_name()}" if len(devices) > 1 else "")
     )
+    if args.grouped:
+        return compare_orders(args, devices)
     print(
         f"batch {args.batch_size}, median of {args.repeats} (after one warm-up); generation: 3 beams, "
         f"{args.new_tokens} new tokens per answer, KV cache\n"

@@ -34,6 +34,7 @@ from ..utils.files import (
     MANIFEST,
     DamagedRecordError,
     file_digest,
+    keep_generation_token_ids,
     lock_folder,
     read_record,
     write_record,
@@ -349,6 +350,7 @@ class CheckpointRecordMixin:
             print(f"{folder} exists: {discard(folder) if folder.is_dir() and not folder.is_symlink() else 'kept'}")
             if folder.exists() or folder.is_symlink():
                 raise CheckpointWriteError(errno.EEXIST, "a checkpoint cannot be saved over what is there", str(folder))
+        keep_generation_token_ids(self.model)  # type: ignore[attr-defined]
         try:
             super()._save_checkpoint(model, trial)  # type: ignore[misc]
             if self.args.should_save:  # type: ignore[attr-defined]

@@ -296,14 +296,10 @@ def drop_model_code(folder: Path) -> None:
             path.write_text(json.dumps(fields, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
 
-def save_model_folder(
-    model: Any, tokenizer: Any, target: str | os.PathLike[str], card: str | None = None, with_code: bool = True
-) -> None:
-    """``save_pretrained`` of a model and its tokenizer (and a model card) into ``target``, atomically: with the
-    family's code (so that it loads with ``trust_remote_code=True`` where the package is absent) unless
-    ``with_code`` is false (a model that ships inside the package). The model's generation settings are saved as its
-    token ids only: training leaves every default there, and a stored ``max_length`` clashes with every
-    ``max_new_tokens`` and warns on each use. The config's ``_name_or_path`` is the folder's name."""
+def keep_generation_token_ids(model: Any) -> None:
+    """Reduce ``model``'s generation settings to its token ids before it is saved: generating during training fills
+    in every default, and a stored ``max_length`` clashes with every later ``max_new_tokens`` (a warning on each
+    use)."""
     settings = getattr(model, "generation_config", None)
     if settings is not None:
         from transformers import GenerationConfig
@@ -311,6 +307,15 @@ def save_model_folder(
         ids = {name: getattr(settings, name, None) for name in _GENERATION_TOKEN_IDS}
         model.generation_config = GenerationConfig(**{name: value for name, value in ids.items() if value is not None})
 
+
+def save_model_folder(
+    model: Any, tokenizer: Any, target: str | os.PathLike[str], card: str | None = None, with_code: bool = True
+) -> None:
+    """``save_pretrained`` of a model and its tokenizer (and a model card) into ``target``, atomically: with the
+    family's code (so that it loads with ``trust_remote_code=True`` where the package is absent) unless
+    ``with_code`` is false (a model that ships inside the package). The model's generation settings are saved as its
+    token ids only (:func:`keep_generation_token_ids`). The config's ``_name_or_path`` is the folder's name."""
+    keep_generation_token_ids(model)
     # The config records where the weights were loaded from, a path of the machine that saved them: the folder's
     # name says the same without it.
     model.config.name_or_path = Path(target).name
