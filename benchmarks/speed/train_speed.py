@@ -57,22 +57,24 @@ def batches(
     return out, [dict(generation)]
 
 
+def training_step(model, optimizer, batch: dict, device: torch.device) -> float:
+    """Seconds of one training step (forward, backward, optimizer) on ``batch``."""
+    batch = {k: v.to(device) for k, v in batch.items()}
+    _sync(device)
+    start = time.perf_counter()
+    model(**batch).loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+    _sync(device)
+    return time.perf_counter() - start
+
+
 def time_training(model, train_batches: list[dict], device: torch.device, repeats: int) -> tuple[float, float]:
     """Median seconds per step, and the seconds of the warm-up (one step per batch: allocators, caches and, for a
     compiled model, one compilation per shape bucket)."""
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
     model.train()
-
-    def step(batch: dict) -> float:
-        batch = {k: v.to(device) for k, v in batch.items()}
-        _sync(device)
-        start = time.perf_counter()
-        model(**batch).loss.backward()
-        optimizer.step()
-        optimizer.zero_grad()
-        _sync(device)
-        return time.perf_counter() - start
-
+    step = functools.partial(training_step, model, optimizer, device=device)
     warm_up = sum(step(batch) for batch in train_batches)
     return statistics.median(step(train_batches[i % len(train_batches)]) for i in range(repeats)), warm_up
 
@@ -111,17 +113,8 @@ def time_pass(model, train_batches: list[dict], device: torch.device) -> float:
     """Seconds of one training step on each batch, summed (after one step on the first, a warm-up)."""
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
     model.train()
-    total = 0.0
-    for k, batch in enumerate([train_batches[0], *train_batches]):
-        batch = {key: value.to(device) for key, value in batch.items()}
-        _sync(device)
-        start = time.perf_counter()
-        model(**batch).loss.backward()
-        optimizer.step()
-        optimizer.zero_grad()
-        _sync(device)
-        total += (time.perf_counter() - start) if k else 0.0
-    return total
+    training_step(model, optimizer, train_batches[0], device)
+    return sum(training_step(model, optimizer, batch, device) for batch in train_batches)
 
 
 def compare_orders(args: argparse.Namespace, devices: list[torch.device]) -> int:
