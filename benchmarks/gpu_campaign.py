@@ -42,7 +42,6 @@ import argparse
 import dataclasses
 import datetime
 import json
-import math
 import shutil
 import sys
 import time
@@ -52,15 +51,15 @@ from typing import Any
 
 import torch
 from filelock import FileLock, Timeout
-from learning import evaluate_groups, load_for_evaluation, machine, small_tests
+from learning import evaluate_groups, load_for_evaluation, machine, small_tests, train_run
 
 import dataset_builders
 from dataset_builders.errors import OutputInUseError
 from dataset_builders.params import BuildOptions
 from hf_symbolinv.commands.train import train_command_line
 from hf_symbolinv.evaluation import evaluate_model
-from hf_symbolinv.routes import TrainArguments, train
-from hf_symbolinv.training import default_warmup_steps
+from hf_symbolinv.routes import TrainArguments
+from hf_symbolinv.training import RECIPE, default_warmup_steps
 from hf_symbolinv.training.checkpoints import survey, verify_checkpoint
 from hf_symbolinv.utils.files import MANIFEST, read_record, write_record, write_text_atomic
 from hf_symbolinv.utils.progress import quiet_off_terminal
@@ -436,36 +435,27 @@ def run_call(name: str, args: argparse.Namespace) -> dict[str, Any]:
             f"the state of {name} in {state} holds step {kept_step:,} while its log reached step {logged:,}: restore "
             f"its checkpoint (e.g. from version control), or remove the log's later lines to go on from {kept_step:,}"
         )
-    data = args.data_dir / campaign.data
-    options = BuildOptions(num_samples=campaign.num_samples, workers=args.build_workers, progress=False)
-    build_shared_data(campaign.data, data, options)
+    data = campaign_data(campaign, args)
     remove_stale(state)
     if kept_step > held_step:
         restore_checkpoint(state, checkpoints)
         print(f"{name}: resuming from step {kept_step} (the state kept in {state})", flush=True)
     start_step = max(kept_step, held_step)
-    train_seconds = train_run(
-        name, state, train_options(campaign, data, work, args.train_minutes, args.workers, args.compile)
-    )
-    checkpoint = last_checkpoint(checkpoints)
-    if checkpoint is None:
-        raise SystemExit(f"{name}: training wrote no checkpoint to {checkpoints}")
+    arguments = train_options(campaign, data, work, args.train_minutes, args.workers, args.compile)
+    checkpoint, seconds = train_call(name, state, arguments)
     step = checkpoint_step(checkpoint)
     written, optimizer_kept = export_checkpoint(checkpoint, state) if step > state_step(state) else (0, True)
-    entry: dict[str, Any] = {
-        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "device": device_name(),
-        "step": step,
-        "of": campaign.steps,
-        "batch_size": campaign.batch_size,
-        "samples_per_second": round((step - start_step) * campaign.batch_size / train_seconds, 1),
-        "call_minutes": round(train_seconds / 60, 2),
-        "state_bytes": written,
-        "optimizer_kept": optimizer_kept,
-        "compiled": args.compile,
-        **last_losses(checkpoint),
-        "validation": validation_scores(checkpoint, campaign.task, data),
-    }
+    entry = call_entry(
+        campaign,
+        checkpoint,
+        campaign.steps,
+        start_step,
+        seconds,
+        data,
+        state_bytes=written,
+        optimizer_kept=optimizer_kept,
+        compiled=args.compile,
+    )
     log = state / "log.jsonl"
     previous = append_line(log, entry)
     print(json.dumps({"run": name, **entry}, default=str), flush=True)
@@ -481,18 +471,48 @@ def run_call(name: str, args: argparse.Namespace) -> dict[str, Any]:
     return entry
 
 
-def train_run(name: str, state: Path, arguments: TrainArguments) -> float:
-    """Train with ``arguments`` (``symbolinv train``); its one-line refusals become one line naming the run. Returns
-    the seconds it took."""
-    started = time.perf_counter()
+def campaign_data(campaign: Campaign, args: argparse.Namespace) -> Path:
+    """The campaign's dataset folder under ``--data-dir``, built first if it is missing."""
+    data = args.data_dir / campaign.data
+    options = BuildOptions(num_samples=campaign.num_samples, workers=args.build_workers, progress=False)
+    build_shared_data(campaign.data, data, options)
+    return data
+
+
+def train_call(name: str, state: Path, arguments: TrainArguments) -> tuple[Path, float]:
+    """Train with ``arguments`` (``symbolinv train``; its one-line refusals stay one line, naming the run): the last
+    checkpoint it left and the seconds it took."""
     try:
-        train(arguments)
-    except (ValueError, OSError, SystemExit) as error:  # what symbolinv train answers in one line
-        if isinstance(error, SystemExit) and not isinstance(error.code, str):
-            raise
-        reason = error.code if isinstance(error, SystemExit) else error
-        raise SystemExit(f"error: training {name} failed ({reason}); the state in {state} is as it was") from error
-    return time.perf_counter() - started
+        seconds = 60 * train_run(arguments, name)
+    except SystemExit as stop:
+        if isinstance(stop.code, str):
+            raise SystemExit(f"error: {stop.code}; the state in {state} is as it was") from stop
+        raise
+    checkpoints = Path(arguments.output) / "checkpoints"
+    checkpoint = last_checkpoint(checkpoints)
+    if checkpoint is None:
+        raise SystemExit(f"{name}: training wrote no checkpoint to {checkpoints}")
+    return checkpoint, seconds
+
+
+def call_entry(
+    campaign: Campaign, checkpoint: Path, of: int, start_step: int, seconds: float, data: Path, **details: Any
+) -> dict[str, Any]:
+    """The log line of one call that trained from ``start_step`` to ``checkpoint`` (of ``of`` steps) in ``seconds``:
+    when, where, how fast, ``details``, the losses and ``checkpoint``'s validation scores."""
+    step = checkpoint_step(checkpoint)
+    return {
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "device": device_name(),
+        "step": step,
+        "of": of,
+        "batch_size": campaign.batch_size,
+        "samples_per_second": round((step - start_step) * campaign.batch_size / seconds, 1),
+        "call_minutes": round(seconds / 60, 2),
+        **details,
+        **last_losses(checkpoint),
+        "validation": validation_scores(checkpoint, campaign.task, data),
+    }
 
 
 def append_line(log: Path, entry: dict[str, Any]) -> str:
@@ -510,14 +530,15 @@ COOLDOWN_LOG = "cooldowns.jsonl"
 
 
 def scheduled_lr(campaign: Campaign, step: int) -> float:
-    """The campaign's learning rate at ``step`` (``symbolinv train``'s linear warm-up, then cosine to zero at its last
-    step), to two significant digits: where its cool-downs start."""
+    """The campaign's learning rate at ``step`` (the recipe's schedule, as ``symbolinv train`` runs it), to two
+    significant digits: where its cool-downs start."""
+    from transformers import get_scheduler
+
     peak = campaign.options.get("lr", TrainArguments.lr)
     warmup = campaign.options.get("warmup_steps") or default_warmup_steps(campaign.steps)
-    if step < warmup:
-        return float(f"{peak * step / warmup:.2g}")
-    done = min(1.0, (step - warmup) / max(1, campaign.steps - warmup))
-    return float(f"{peak * 0.5 * (1 + math.cos(math.pi * done)):.2g}")
+    optimizer = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=peak)
+    schedule = get_scheduler(RECIPE["lr_scheduler_type"], optimizer, warmup, campaign.steps)
+    return float(f"{peak * schedule.lr_lambdas[0](step):.2g}")
 
 
 def cooldown_folder(name: str, from_step: int) -> Path:
@@ -526,17 +547,17 @@ def cooldown_folder(name: str, from_step: int) -> Path:
 
 
 def cooldown_options(
-    campaign: Campaign, kept: Path, steps: int, data: Path, work: Path, args: argparse.Namespace
+    campaign: Campaign, kept: Path, from_step: int, steps: int, data: Path, work: Path, args: argparse.Namespace
 ) -> TrainArguments:
     """A cool-down's training: the campaign's (batch, data, evaluation), from the weights of its kept checkpoint
-    ``kept``, ``steps`` steps from the campaign's learning rate at that step down to zero."""
+    ``kept`` (of step ``from_step``), ``steps`` steps from the campaign's learning rate there down to zero."""
     return dataclasses.replace(
         train_options(campaign, data, work, args.train_minutes, args.workers, args.compile),
         preset=None,
         init_from=str(kept),
         overrides={},  # the shape is the saved model's
         steps=steps,
-        lr=scheduled_lr(campaign, _trainer_step(kept)),
+        lr=scheduled_lr(campaign, from_step),
         warmup_steps=COOLDOWN_WARMUP,
         warmup_ratio=None,
         eval_steps=max(1, steps // 4),
@@ -560,35 +581,17 @@ def run_cooldown(name: str, steps: int, args: argparse.Namespace) -> dict[str, A
         )
     from_step = _trainer_step(kept)
     work = cooldown_folder(name, from_step)
-    data = args.data_dir / campaign.data
-    build_shared_data(
-        campaign.data, data, BuildOptions(num_samples=campaign.num_samples, workers=args.build_workers, progress=False)
-    )
+    data = campaign_data(campaign, args)
     held = last_checkpoint(work / "checkpoints")
     start_step = checkpoint_step(held) if held is not None else 0
-    arguments = cooldown_options(campaign, kept, steps, data, work, args)
+    arguments = cooldown_options(campaign, kept, from_step, steps, data, work, args)
     print(
         f"{name}: cooling down from step {from_step:,} (learning rate {arguments.lr:g} to 0 over {steps:,} steps)",
         flush=True,
     )
-    seconds = train_run(f"the cool-down of {name}", state, arguments)
-    checkpoint = last_checkpoint(work / "checkpoints")
-    if checkpoint is None:
-        raise SystemExit(f"{name}: the cool-down wrote no checkpoint to {work / 'checkpoints'}")
+    checkpoint, seconds = train_call(f"the cool-down of {name}", state, arguments)
     step = checkpoint_step(checkpoint)
-    entry: dict[str, Any] = {
-        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "device": device_name(),
-        "from_step": from_step,
-        "lr": arguments.lr,
-        "step": step,
-        "of": steps,
-        "batch_size": campaign.batch_size,
-        "samples_per_second": round((step - start_step) * campaign.batch_size / seconds, 1),
-        "call_minutes": round(seconds / 60, 2),
-        **last_losses(checkpoint),
-        "validation": validation_scores(checkpoint, campaign.task, data),
-    }
+    entry = call_entry(campaign, checkpoint, steps, start_step, seconds, data, from_step=from_step, lr=arguments.lr)
     if step >= steps:
         model = work / "model"
         entry["model"] = str(model.relative_to(REPOSITORY) if model.is_relative_to(REPOSITORY) else model)
@@ -634,6 +637,27 @@ def history(name: str) -> list[dict[str, Any]]:
     return []
 
 
+def log_row(entry: dict[str, Any], *cells: str) -> str:
+    """A logged call as a row of ``LOG.md``: date, device, ``cells``, step, samples/s, losses, validation correct."""
+    validation = entry["validation"]
+    return (
+        "| "
+        + " | ".join(
+            [
+                entry["date"][:16],
+                entry["device"].split(",")[0],
+                *cells,
+                f"{entry['step']:,} of {entry['of']:,}",
+                f"{entry['samples_per_second']:,.0f}",
+                f"{entry.get('train_loss', float('nan')):.3f}",
+                f"{entry.get('eval_loss', float('nan')):.3f}",
+                f"{100 * validation['correct']:.1f}% of {validation['count']}",
+            ]
+        )
+        + " |"
+    )
+
+
 def log_table(name: str) -> str:
     rows = [
         f"### `{name}`: {CAMPAIGNS[name].what}",
@@ -641,14 +665,7 @@ def log_table(name: str) -> str:
         "| date (UTC) | device | step | samples/s | train loss | validation loss | validation correct (greedy) |",
         "|---|---|---|---|---|---|---|",
     ]
-    for entry in log_entries(state_folder(name)):
-        validation = entry["validation"]
-        rows.append(
-            f"| {entry['date'][:16]} | {entry['device'].split(',')[0]} | {entry['step']:,} of {entry['of']:,} | "
-            f"{entry['samples_per_second']:,.0f} | {entry.get('train_loss', float('nan')):.3f} | "
-            f"{entry.get('eval_loss', float('nan')):.3f} | {100 * validation['correct']:.1f}% of "
-            f"{validation['count']} |"
-        )
+    rows += [log_row(entry) for entry in log_entries(state_folder(name))]
     cooldowns = log_entries(state_folder(name), COOLDOWN_LOG)
     if cooldowns:
         rows += [
@@ -659,14 +676,7 @@ def log_table(name: str) -> str:
             "validation correct (greedy) |",
             "|---|---|---|---|---|---|---|---|---|",
         ]
-        for entry in cooldowns:
-            validation = entry["validation"]
-            rows.append(
-                f"| {entry['date'][:16]} | {entry['device'].split(',')[0]} | {entry['from_step']:,} | {entry['lr']:g} "
-                f"| {entry['step']:,} of {entry['of']:,} | {entry['samples_per_second']:,.0f} | "
-                f"{entry.get('train_loss', float('nan')):.3f} | {entry.get('eval_loss', float('nan')):.3f} | "
-                f"{100 * validation['correct']:.1f}% of {validation['count']} |"
-            )
+        rows += [log_row(entry, f"{entry['from_step']:,}", f"{entry['lr']:g}") for entry in cooldowns]
     return "\n".join(rows)
 
 
@@ -728,7 +738,7 @@ def write_paper_budget_curves(names: list[str]) -> None:
         curve = samples_curve(name)
         (line,) = axis.plot([seen / 1e6 for seen, _ in curve], [100 * correct for _, correct in curve], label=name)
         batch = CAMPAIGNS[name].batch_size
-        cooled = [e for e in log_entries(state_folder(name), COOLDOWN_LOG) if e["step"] >= e["of"]]
+        cooled = [e for e in log_entries(state_folder(name), COOLDOWN_LOG) if "model" in e]  # finished ones
         if cooled:
             axis.plot(
                 [(e["from_step"] + e["step"]) * batch / 1e6 for e in cooled],
