@@ -255,7 +255,15 @@ def test_a_resume_with_a_changed_optimisation_option_is_refused_naming_both_valu
 
 def test_a_longer_run_is_applied_and_said(run: Path, options: dict, capsys: pytest.CaptureFixture[str]) -> None:
     assert prepare_checkpoints(run / "checkpoints", {**options, "steps": 10}) == run / "checkpoints" / "checkpoint-4"
-    assert "continuing checkpoint-4 with --steps/--epochs 4 -> 10" in capsys.readouterr().out
+    assert "continuing checkpoint-4 with --steps/--epochs 4 -> 10 (the schedule is now" in capsys.readouterr().out
+
+
+def test_a_resume_may_turn_augmentation_on_and_says_so(run: Path, options: dict, capsys) -> None:
+    """Rewriting the samples drawn from now on leaves the optimizer and schedule as they are: applied, and said."""
+    assert options["augment"] == "none"
+    changed = {**options, "augment": "commute"}
+    assert prepare_checkpoints(run / "checkpoints", changed) == run / "checkpoints" / "checkpoint-4"
+    assert "continuing checkpoint-4 with --augment none -> commute (the samples drawn" in capsys.readouterr().out
 
 
 @pytest.mark.slow

@@ -528,6 +528,68 @@ def test_cli_curriculum_trains_from_small_inputs_and_excludes_length_grouping(
     assert "either grouped by length or drawn by a curriculum" in err and len(err.strip().splitlines()) == 1
 
 
+def test_commuted_training_samples_are_correct_new_forms_of_the_same_formulas(prop_data: Path) -> None:
+    """``--augment commute``'s samples: each draw a form of the row's formula with the same tokens (so the same
+    length and stream count as the tokenised split says), its label the taught answer of the new form, which the
+    checker judges correct; draws of one sample differ, and the same seed draws the same forms."""
+    from collections import Counter
+
+    from hf_symbolinv.tasks.prop import first_model
+    from hf_symbolinv.training import CommutedTrainSet, grouping_key
+
+    def kind(character: str) -> str:
+        return "symbol" if character.isalpha() else character
+
+    split = datasets.load_dataset(str(prop_data), split="train")
+    tokenizer = SymbolInvTokenizer.from_preset("prop")
+    tokenized = tokenize_dataset(split, tokenizer, task="prop")
+    drawn, again = (CommutedTrainSet(split, tokenizer, "prop", taught=True, seed=5) for _ in range(2))
+    forms: dict[int, set[str]] = {}
+    for _ in range(6):
+        for index in range(len(split)):
+            sample = drawn[index]
+            assert sample == again[index]  # the same seed, the same draw: the same form
+            # Decoded in the tokenizer's own names (a, b, ... in order of appearance), the answer's with the input's.
+            source = tokenizer.decode(sample["input_ids"], skip_special_tokens=True).replace(" ", "")
+            written = tokenizer.decode(tokenized[index]["input_ids"], skip_special_tokens=True).replace(" ", "")
+            assert Counter(map(kind, source)) == Counter(map(kind, written))  # the same operators and leaves
+            row = tokenized[index]
+            assert grouping_key(sample["input_ids"], sample["symbol_mask"]) == grouping_key(
+                row["input_ids"], row["symbol_mask"]
+            )
+            answer = tokenizer.decode(sample["labels"], skip_special_tokens=True).replace(" ", "")
+            assert answer == first_model(source, "") and judge("prop", source, answer).correct
+            forms.setdefault(index, set()).add(source)
+    swappable = [i for i in forms if any(op in split[i]["input"] for op in "&|=^")]
+    # Swapping two operands that differ only in their symbols' names gives the same input to a renaming-invariant
+    # model (``&ab``, ``&ba``): most formulas, not all, have other forms.
+    assert sum(len(forms[i]) > 1 for i in swappable) > 0.75 * len(swappable)  # 185 of 194 here
+    with pytest.raises(ValueError, match="task 'copy' has no commuted form"):
+        CommutedTrainSet(split, tokenizer, "copy")
+
+
+def test_cli_augment_commute_trains_on_commuted_samples_and_records_it(
+    prop_data: Path, tmp_path: Path, capsys, monkeypatch
+) -> None:
+    """``symbolinv train --augment commute``: the Trainer draws its batches from :class:`CommutedTrainSet`, the
+    checkpoints record the option and the card's command line names it."""
+    from hf_symbolinv.training import CommutedTrainSet
+
+    served = []
+    original = CommutedTrainSet.__getitem__
+    monkeypatch.setattr(CommutedTrainSet, "__getitem__", lambda self, i: served.append(i) or original(self, i))
+    argv = ["train", "--task", "prop", "--preset", "prop-small", "--data", str(prop_data), "--set", *TINY]
+    argv += ["--steps", "2", "--batch-size", "4", "--eval-samples", "4", "--augment", "commute"]
+    assert main([*argv, "--output", str(tmp_path / "run")]) == 0
+    capsys.readouterr()
+    assert len(served) >= 8  # 2 steps of 4 samples (the Trainer may draw a batch ahead)
+    from hf_symbolinv.utils.files import MANIFEST
+
+    record = json.loads((tmp_path / "run" / "checkpoints" / "checkpoint-2" / MANIFEST).read_text())
+    assert record["options"]["augment"] == "commute"
+    assert "(`--augment commute`)" in (tmp_path / "run" / "model" / "README.md").read_text()
+
+
 def test_prop_targets_are_taught_as_the_first_model_decision_by_decision() -> None:
     """The taught assignment against a naive reference: every symbol in order of first appearance, each 0 exactly
     when some completion of the assignment so far with it set to 0 satisfies the formula; it follows any renaming,

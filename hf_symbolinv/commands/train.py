@@ -84,6 +84,14 @@ def add_train_parser(subparsers: Subparsers) -> None:
         help="draw the first STEPS steps' batches from the smallest inputs, a share of the train split growing from "
         "a tenth to all of it (default 0: every batch at random)",
     )
+    parser.add_argument(
+        "--augment",
+        choices=["none", "commute"],
+        default="none",
+        help="commute: each time a training sample is drawn, swap the operands of its formula's commutative "
+        "operators (& | <-> xor) at random, so that the model meets the same solved formulas in new forms (the "
+        "target follows the new form); none (default): as written",
+    )
     parser.add_argument("--batch-size", type=positive_int, default=64)
     parser.add_argument("--grad-accum", type=positive_int, default=1)
     parser.add_argument("--lr", type=positive_float, default=1e-3)

@@ -40,7 +40,9 @@ from .formula import (
     weak_until,
 )
 from .helpers import (
+    COMMUTATIVE_OPERATORS,
     canonical_commutative,
+    commute_operands,
     compact,
     compact_mapping,
     formula_size,
@@ -134,6 +136,8 @@ __all__ = [
     "compact",
     "compact_mapping",
     "canonical_commutative",
+    "COMMUTATIVE_OPERATORS",
+    "commute_operands",
     "formulas_equal_up_to_commutativity",
     "traces_equal_up_to_commutativity",
     # LTL

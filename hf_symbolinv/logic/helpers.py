@@ -6,6 +6,7 @@ Polish and infix notation (operands keep their order), i.e. the pre-order of the
 
 from __future__ import annotations
 
+import random
 import string
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -31,6 +32,8 @@ __all__ = [
     "compact_mapping",
     "compact",
     "canonical_commutative",
+    "COMMUTATIVE_OPERATORS",
+    "commute_operands",
     "formulas_equal_up_to_commutativity",
     "traces_equal_up_to_commutativity",
 ]
@@ -187,6 +190,34 @@ def canonical_commutative(f: Formula) -> str:
                 kids.sort()
             values[id(node)] = f"({node.op} {' '.join(kids)})"
     return values[id(f)]
+
+
+#: The binary operators whose operands may change places: ``f op g`` and ``g op f`` hold in the same states.
+COMMUTATIVE_OPERATORS = frozenset({"and", "or", "equiv", "xor"})
+
+
+def commute_operands(f: Formula, rng: random.Random) -> Formula:
+    """``f`` with the operands of each node of a :data:`COMMUTATIVE_OPERATORS` operator swapped with probability 1/2
+    (drawn from ``rng`` bottom-up, a subformula shared by several parents once): the same formula up to the order of
+    operands, so it holds in exactly the same states."""
+    built: dict[int, Formula] = {}
+    stack: list[tuple[Formula, bool]] = [(f, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if id(node) in built:
+            continue
+        if not node.children:
+            built[id(node)] = node
+        elif not expanded:
+            stack.append((node, True))
+            stack.extend((c, False) for c in reversed(node.children))
+        else:
+            kids = [built[id(c)] for c in node.children]
+            if node.op in COMMUTATIVE_OPERATORS and rng.random() < 0.5:
+                kids.reverse()
+            same = all(new is old for new, old in zip(kids, node.children))
+            built[id(node)] = node if same else type(node)(*kids)
+    return built[id(f)]
 
 
 def formulas_equal_up_to_commutativity(a: Formula, b: Formula) -> bool:

@@ -48,6 +48,7 @@ class TrainArguments:
     targets: str = "taught"
     max_train_samples: int | None = None
     curriculum: int = 0
+    augment: str = "none"
     batch_size: int = 64
     grad_accum: int = 1
     lr: float = 1e-3

@@ -152,7 +152,13 @@ def save_trained_model(trained: TrainedModel) -> int:
         preset=arguments.preset,
         training_data=f"`{arguments.data}` (train split, {trained.train_size:,} samples); "
         + (f"fine-tuned from {trained.origin}; " if arguments.init_from else "")
-        + f"{trained.steps} steps of batch {trained.batch}, AdamW lr {arguments.lr}, cosine schedule.",
+        + f"{trained.steps} steps of batch {trained.batch}, AdamW lr {arguments.lr}, cosine schedule"
+        + (
+            "; each sample's formula written anew at every draw, the operands of its commutative operators swapped "
+            "at random (`--augment commute`)."
+            if arguments.augment == "commute"
+            else "."
+        ),
         report=report,
         split=trained.eval_name or "test",
         parameters=sum(p.numel() for p in model.parameters()),

@@ -59,6 +59,7 @@ def train_seq2seq(args: Any, output: Path, config: Any, init_folder: Path | None
 
     from ..models.registry import get_family
     from ..training import (
+        CommutedTrainSet,
         SymbolInvDataCollator,
         SymbolInvTrainer,
         TimeLimit,
@@ -91,7 +92,15 @@ def train_seq2seq(args: Any, output: Path, config: Any, init_folder: Path | None
         train_split = train_split.select(range(min(args.max_train_samples, len(train_split))))
     num_proc = args.workers if args.workers > 1 else None
     teach = args.task if args.targets == "taught" else None
+    # Refused before the split is tokenised: a task whose inputs have no commuted form.
+    commuted = (
+        CommutedTrainSet(train_split, tokenizer, args.task, teach is not None, args.seed)
+        if args.augment == "commute"
+        else None
+    )
     train = tokenize_dataset(train_split, tokenizer, num_proc=num_proc, task=teach)
+    # The tokenised split gives the lengths and stream counts (a swap changes neither); the samples are written anew.
+    drawn = commuted if commuted is not None else train
     evaluation = None
     if eval_name is not None:
         held_out = dataset[eval_name].select(range(min(args.eval_samples, len(dataset[eval_name]))))
@@ -145,11 +154,12 @@ def train_seq2seq(args: Any, output: Path, config: Any, init_folder: Path | None
         "steps": steps,
         "max_train_samples": args.max_train_samples,
         "curriculum": args.curriculum,
+        "augment": args.augment,
     }
     trainer = SymbolInvTrainer(
         model=model,
         args=training_args,
-        train_dataset=train,
+        train_dataset=drawn,
         eval_dataset=evaluation,
         processing_class=tokenizer,
         data_collator=SymbolInvDataCollator(tokenizer, model=model, bucketed=args.compile is not None),

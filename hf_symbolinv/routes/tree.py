@@ -34,6 +34,7 @@ _NOT_FOR_TREES: dict[str, Any] = {
     "bf16": False,
     "group_by_length": False,
     "curriculum": 0,
+    "augment": "none",
     "workers": 0,
     "targets": "taught",  # tree targets are taught as written
 }

@@ -12,6 +12,7 @@ Plain Python: importing a task imports neither torch nor transformers.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import import_module
@@ -57,6 +58,10 @@ class Task:
     in_own_names: Callable[[str, Any, bool], str] = lambda text, symbols, answer: text
     #: The target as training teaches it (``symbolinv train``); judging is unaffected. The default: as written.
     teaching_target: Callable[[str, str], str] = lambda source, target: target
+    #: Another way of writing an input, drawn with the given generator, that has the same answers and that the task's
+    #: datasets draw as readily (``symbolinv train --augment commute``; None: the task has none). See
+    #: :func:`commuter`.
+    commuted: Callable[[str, random.Random], str] | None = None
     #: The default symbol rule's pattern (None: single lowercase letters).
     symbol_pattern: str | None = None
     #: The most new tokens (end of sequence included) a correct answer to an input can take, or None when the task
@@ -85,6 +90,25 @@ def reprinter(
             return text
 
     return in_own_names
+
+
+def commuter(
+    parse_input: Callable[[str], Any], format_input: Callable[[Any], str]
+) -> Callable[[str, random.Random], str]:
+    """A logic task's ``commuted``: the formula with the operands of each ``&``, ``|``, ``<->`` and ``xor`` swapped
+    with probability 1/2 (:func:`hf_symbolinv.logic.commute_operands`). It holds in the same states, so every answer
+    stays correct; and the random-formula generators draw both operands of a binary operator alike (sizes split
+    uniformly, the same simplifications either way round), so the swapped formula is one they draw as often: new
+    samples of the training distribution, from the same solved formulas. (Exactly so for the datasets' priorities,
+    which draw no operator that is rewritten into ``|`` or ``&`` with its operands in a fixed order, like ``->`` or
+    ``W``.)"""
+
+    def commuted(text: str, rng: random.Random) -> str:
+        from ..logic import commute_operands
+
+        return format_input(commute_operands(parse_input(text), rng))
+
+    return commuted
 
 
 _TASKS: dict[str, Task] = {}

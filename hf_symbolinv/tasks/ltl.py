@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import logic
-from . import Judgement, Task, register_task, reprinter
+from . import Judgement, Task, commuter, register_task, reprinter
 
 
 def describes_a_word(trace: logic.Trace) -> bool:
@@ -45,6 +45,7 @@ TASK = register_task(
         judge=judge,
         input_size=lambda source: logic.formula_size(source, kind="ltl"),
         symbol_names=lambda source: logic.symbols_of(source, kind="ltl"),
+        commuted=commuter(logic.parse_ltl, logic.format_ltl),
         in_own_names=reprinter(logic.parse_ltl, logic.format_ltl, logic.parse_trace, logic.format_trace),
     )
 )

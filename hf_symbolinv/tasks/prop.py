@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import logic
-from . import Judgement, Task, register_task, reprinter
+from . import Judgement, Task, commuter, register_task, reprinter
 
 
 def judge(source: str, prediction: str, reference: str | None = None, timeout: float | None = 10.0) -> Judgement:
@@ -40,10 +40,11 @@ def first_model(source: str, target: str) -> str:
     both); only exact match with the dataset's minimal target falls. ``target`` is not read: the answer is the
     formula's.
     """
-    result = logic.solve_prop(source, minimal=False)
+    formula = logic.parse_prop(source)  # parsed once for both
+    result = logic.solve_prop(formula, minimal=False)
     if not result.sat:  # an unsatisfiable row keeps its target (the datasets have none)
         return target
-    order = logic.symbols_of(source, kind="prop")
+    order = logic.symbols_of(formula, kind="prop")
     complete = {name: result.assignment.get(name, False) for name in order}
     return logic.format_assignment(complete, order=order)
 
@@ -60,6 +61,7 @@ TASK = register_task(
         judge=judge,
         input_size=lambda source: logic.formula_size(source, kind="prop"),
         symbol_names=lambda source: logic.symbols_of(source, kind="prop"),
+        commuted=commuter(logic.parse_prop, logic.format_prop),
         in_own_names=reprinter(logic.parse_prop, logic.format_prop, logic.parse_assignment, logic.format_assignment),
         teaching_target=first_model,
         # A partial assignment names each symbol at most once: symbol and value per symbol, and the end.

@@ -22,6 +22,7 @@ from .common import (
 )
 from .seq2seq import (
     MODEL_COLUMNS,
+    CommutedTrainSet,
     SymbolInvDataCollator,
     SymbolInvTrainer,
     grouping_key,
@@ -32,6 +33,7 @@ from .seq2seq import (
 __all__ = [
     "CheckpointWriteError",
     "CheckpointsProblem",
+    "CommutedTrainSet",
     "MODEL_COLUMNS",
     "RECIPE",
     "REFERENCE_WARMUP_STEPS",

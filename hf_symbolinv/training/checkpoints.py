@@ -81,9 +81,13 @@ OPTION_FLAGS = {
     "steps": "--steps/--epochs",
     "max_train_samples": "--max-train-samples",
     "curriculum": "--curriculum",
+    "augment": "--augment",
 }
-#: Options a resumed run may change: the run goes on with the new value, and says so.
-APPLIED_OPTIONS = ("steps",)
+#: Options a resumed run may change, and what the change does: the run goes on with the new value, and says so.
+APPLIED_OPTIONS = {
+    "steps": "the schedule is now that of the new length",
+    "augment": "the samples drawn from now on are written as it says",
+}
 
 
 class CheckpointsProblem(ValueError):
@@ -287,16 +291,17 @@ def options_problem(checkpoint: Path, options: dict[str, Any]) -> tuple[str | No
         if recorded[key] == options[key]:
             continue
         change = f"{OPTION_FLAGS.get(key, key)} {recorded[key]} -> {options[key]}"
-        (applied if key in APPLIED_OPTIONS else refused).append(change)
+        if key in APPLIED_OPTIONS:
+            applied.append(f"{change} ({APPLIED_OPTIONS[key]})")
+        else:
+            refused.append(change)
     if refused:
         return (
             f"{checkpoint} was trained with other options ({', '.join(refused)}); a resumed run keeps them (its "
             "optimizer and schedule are restored): give the same ones, or pass --no-resume",
             [],
         )
-    return None, [
-        f"continuing {checkpoint.name} with {change} (the schedule is now that of the new length)" for change in applied
-    ]
+    return None, [f"continuing {checkpoint.name} with {change}" for change in applied]
 
 
 def prepare_checkpoints(checkpoints: Path, options: dict[str, Any], resume: bool = True) -> Path | None:

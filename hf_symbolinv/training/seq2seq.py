@@ -9,6 +9,7 @@ token losses over the accumulated batches and divides once (the Trainer then doe
 from __future__ import annotations
 
 import math
+import random
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -55,6 +56,42 @@ def tokenize_dataset(
         return {key: encoded[key] for key in MODEL_COLUMNS}
 
     return dataset.map(encode, batched=True, num_proc=num_proc, desc="tokenizing")
+
+
+class CommutedTrainSet(torch.utils.data.Dataset):
+    """A training split whose every draw of a sample is written anew by its task's ``commuted`` (``symbolinv train
+    --augment commute``): the formula with operands of commutative operators swapped at random, so that the model
+    sees the same solved formulas in forms it has not learnt by heart (see :func:`hf_symbolinv.tasks.commuter`).
+    The target is the task's teaching target of the new form (``taught``; a prop assignment follows the order in
+    which the new form names its symbols), else the row's, which stays correct.
+
+    Draw ``k`` of sample ``i`` is written by a generator seeded with ``(seed, i, k)``: the same run draws the same
+    forms (a data-loading worker counts the draws it serves). Swapping operands changes neither the tokens nor the
+    symbols of an input, so the lengths and stream counts of the tokenised split (batch grouping, the curriculum)
+    stay those of every form."""
+
+    def __init__(self, split: Any, tokenizer: Any, task: str, taught: bool = True, seed: int = 0) -> None:
+        spec = get_task(task)
+        if spec.commuted is None:
+            raise ValueError(f"--augment commute: task {task!r} has no commuted form of its inputs")
+        self.split = split.select_columns(["input", "target"])
+        self.tokenizer = tokenizer
+        self.commuted = spec.commuted
+        self.teach = spec.teaching_target if taught else None
+        self.seed = seed
+        self.draws: dict[int, int] = {}
+
+    def __len__(self) -> int:
+        return len(self.split)
+
+    def __getitem__(self, index: int) -> dict[str, list[int]]:
+        row = self.split[int(index)]
+        draw = self.draws.get(index, 0)
+        self.draws[index] = draw + 1
+        source = self.commuted(row["input"], random.Random(f"{self.seed}:{index}:{draw}"))
+        target = self.teach(source, row["target"]) if self.teach is not None else row["target"]
+        encoded = self.tokenizer(source, text_target=target)
+        return {key: encoded[key] for key in MODEL_COLUMNS}
 
 
 class SymbolInvDataCollator(DataCollatorForSeq2Seq):

@@ -104,3 +104,52 @@ assert logic.check_ltl("&aXb", "a;b;{{1}}")
 assert "torch" not in sys.modules
 """
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_commute_operands_swaps_only_commutative_operands_and_reaches_every_order():
+    """Against a naive reference: every way of ordering the operands of the & | <-> xor nodes (and no other), each
+    drawn by some generator; each drawn form holds in exactly the states the formula holds in."""
+    import itertools
+    import random
+
+    from hf_symbolinv.logic import (
+        And,
+        Equiv,
+        Or,
+        Xor,
+        commute_operands,
+        evaluate_prop,
+        format_prop,
+        parse_prop,
+        random_prop_formula,
+    )
+
+    def orders(f):
+        """Every form of ``f`` with commutative operands in either order (the naive reference)."""
+        if not f.children:
+            return {format_prop(f)}
+        kids = [orders(c) for c in f.children]
+        if len(kids) == 1:
+            return {format_prop(f)[: -len(format_prop(f.children[0]))] + k for k in kids[0]}
+        op = format_prop(f)[0]
+        pairs = set(itertools.product(*kids))
+        if isinstance(f, (And, Or, Equiv, Xor)):
+            pairs |= {(b, a) for a, b in pairs}
+        return {op + a + b for a, b in pairs}
+
+    rng = random.Random(0)
+    for _ in range(60):
+        f = random_prop_formula(rng, rng.randint(3, 13), ["a", "b", "c"])
+        reference = orders(f)
+        drawn = {format_prop(commute_operands(f, random.Random(seed))) for seed in range(400)}
+        assert drawn == reference  # 400 draws over at most 2^6 forms: every one is met
+        for text in drawn:
+            g = parse_prop(text)
+            assert g.size == f.size
+            for values in itertools.product((False, True), repeat=3):
+                state = dict(zip("abc", values))
+                assert evaluate_prop(g, state) == evaluate_prop(f, state)
+    assert {format_ltl(commute_operands(parse_ltl("&Uab!Xc"), random.Random(s))) for s in range(50)} == {
+        "&Uab!Xc",
+        "&!XcUab",
+    }  # U keeps its order

@@ -130,6 +130,7 @@ def test_a_dte_preset_trains_evaluates_and_fine_tunes(tree_data: Path, tmp_path:
         ("dtm-small", "tree", ["--bf16"], "--bf16: not options of the tree route"),
         ("dtm-small", "tree", ["--targets", "dataset"], "--targets: not options of the tree route"),
         ("dtm-small", "tree", ["--curriculum", "5"], "--curriculum: not options of the tree route"),
+        ("dtm-small", "tree", ["--augment", "commute"], "--augment: not options of the tree route"),
         ("dtm-small", "tree", ["--set", "num_step=3"], "has no field 'num_step' (did you mean num_steps?)"),
     ],
 )
