@@ -527,6 +527,8 @@ def append_line(log: Path, entry: dict[str, Any]) -> str:
 COOLDOWN_WARMUP = 25
 #: The log of a campaign's cool-downs, in its state folder.
 COOLDOWN_LOG = "cooldowns.jsonl"
+#: How LOG.md marks a cool-down trained on rewritten samples (``--augment``).
+AUGMENTED = {"commute": " (`--augment commute`)"}
 
 
 def scheduled_lr(campaign: Campaign, step: int) -> float:
@@ -541,9 +543,10 @@ def scheduled_lr(campaign: Campaign, step: int) -> float:
     return float(f"{peak * schedule.lr_lambdas[0](step):.2g}")
 
 
-def cooldown_folder(name: str, from_step: int) -> Path:
-    """The work folder of the cool-down of campaign ``name`` from its step ``from_step``."""
-    return WORK_ROOT / f"{name}-cooldown-{from_step}"
+def cooldown_folder(name: str, from_step: int, augment: str = "none") -> Path:
+    """The work folder of the cool-down of campaign ``name`` from its step ``from_step`` (with ``augment``, its own:
+    the same branch trained on rewritten samples, to compare with the plain one)."""
+    return WORK_ROOT / (f"{name}-cooldown-{from_step}" + (f"-{augment}" if augment != "none" else ""))
 
 
 def cooldown_options(
@@ -561,6 +564,7 @@ def cooldown_options(
         warmup_steps=COOLDOWN_WARMUP,
         warmup_ratio=None,
         eval_steps=max(1, steps // 4),
+        augment=args.augment,
     )
 
 
@@ -580,7 +584,7 @@ def run_cooldown(name: str, steps: int, args: argparse.Namespace) -> dict[str, A
             f"error: --cool-down {steps}: a cool-down takes more steps than its warm-up ({COOLDOWN_WARMUP})"
         )
     from_step = _trainer_step(kept)
-    work = cooldown_folder(name, from_step)
+    work = cooldown_folder(name, from_step, args.augment)
     data = campaign_data(campaign, args)
     held = last_checkpoint(work / "checkpoints")
     start_step = checkpoint_step(held) if held is not None else 0
@@ -591,7 +595,10 @@ def run_cooldown(name: str, steps: int, args: argparse.Namespace) -> dict[str, A
     )
     checkpoint, seconds = train_call(f"the cool-down of {name}", state, arguments)
     step = checkpoint_step(checkpoint)
-    entry = call_entry(campaign, checkpoint, steps, start_step, seconds, data, from_step=from_step, lr=arguments.lr)
+    augmented = {"augment": args.augment} if args.augment != "none" else {}
+    entry = call_entry(
+        campaign, checkpoint, steps, start_step, seconds, data, from_step=from_step, lr=arguments.lr, **augmented
+    )
     if step >= steps:
         model = work / "model"
         entry["model"] = str(model.relative_to(REPOSITORY) if model.is_relative_to(REPOSITORY) else model)
@@ -676,7 +683,10 @@ def log_table(name: str) -> str:
             "validation correct (greedy) |",
             "|---|---|---|---|---|---|---|---|---|",
         ]
-        rows += [log_row(entry, f"{entry['from_step']:,}", f"{entry['lr']:g}") for entry in cooldowns]
+        rows += [
+            log_row(entry, f"{entry['from_step']:,}" + AUGMENTED.get(entry.get("augment"), ""), f"{entry['lr']:g}")
+            for entry in cooldowns
+        ]
     return "\n".join(rows)
 
 
@@ -781,6 +791,13 @@ def main(argv: list[str] | None = None) -> int:
         help="branch from the run's kept state and decay its learning rate to zero over STEPS steps (the model to "
         "ship); the campaign itself is left as it is",
     )
+    parser.add_argument(
+        "--augment",
+        choices=["none", "commute"],
+        default="none",
+        help="with --cool-down: train the cool-down on samples written anew at each draw (symbolinv train --augment), "
+        "in a work folder of its own, to compare with the plain cool-down from the same step",
+    )
     parser.add_argument("--train-minutes", type=float, default=7.0, help="training time of this call (default 7)")
     parser.add_argument("--data-dir", type=Path, default=REPOSITORY / "runs" / "campaign-data")
     parser.add_argument("--workers", type=int, default=2, help="data-loading processes of the training")
@@ -826,6 +843,8 @@ def _main(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         return 0
     if args.train_minutes <= 0:
         parser.error("--train-minutes must be positive")
+    if args.augment != "none" and not args.cool_down:
+        parser.error("--augment goes with --cool-down (a campaign's own options are its entry in CAMPAIGNS)")
     WORK_ROOT.mkdir(parents=True, exist_ok=True)
     # One writer per campaign, and one per campaign's cool-downs (a cool-down reads the campaign's state once, at
     # its start, and writes only its own log).

@@ -203,7 +203,7 @@ This model: step {step:,} ({samples:,} samples seen, {share:.1%} of the paper's 
 #: What a card adds for a model cooled down from the campaign's step (``gpu_campaign.py RUN --cool-down STEPS``).
 COOLED = """, then cooled down: the campaign's learning rate at that step ({lr:g}) decayed to zero over {steps:,} more
 steps of {batch} after a {warmup}-step warm-up of a new optimizer ({minutes:.0f} minutes on {device}; `python
-benchmarks/gpu_campaign.py {campaign} --cool-down {steps}` from the campaign's kept step)"""
+benchmarks/gpu_campaign.py {campaign} --cool-down {steps}{augment}` from the campaign's kept step)"""
 WHAT = {
     "prop": ("propositional satisfiability", "a complete satisfying assignment"),
     "ltl": ("LTL satisfiability", "a satisfying trace (a lasso)"),
@@ -235,7 +235,8 @@ def ship(campaign_name: str, name: str, row: dict[str, Any], source: Path, coold
         branch = [
             entry
             for entry in gpu_campaign.log_entries(state, gpu_campaign.COOLDOWN_LOG)
-            if (entry["from_step"], entry["of"]) == (step, cooldown["of"])
+            if (entry["from_step"], entry["of"], entry.get("augment"))
+            == (step, cooldown["of"], cooldown.get("augment"))
         ]
         cooled = COOLED.format(
             lr=cooldown["lr"],
@@ -245,6 +246,7 @@ def ship(campaign_name: str, name: str, row: dict[str, Any], source: Path, coold
             minutes=sum(entry["call_minutes"] for entry in branch),
             device=", ".join(sorted({entry["device"].split(",")[0] for entry in branch})),
             campaign=campaign_name,
+            augment=f" --augment {cooldown['augment']}" if "augment" in cooldown else "",
         )
     machines = "; ".join(f"{minutes:.0f} minutes on {device}" for device, minutes in by_device.items())
     model = AutoModelForSeq2SeqLM.from_pretrained(source, dtype=torch.float32).eval()

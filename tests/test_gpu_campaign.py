@@ -366,3 +366,19 @@ def test_a_cool_down_branches_from_the_kept_state_and_leaves_the_campaign_as_it_
     for key, weight in trained.items():
         assert shipped[key].dtype == torch.float16
         torch.testing.assert_close(shipped[key].float(), weight.float(), atol=1e-3, rtol=1e-3)
+    # The same branch on samples written anew at each draw (--augment commute): a folder and a log line of its own,
+    # marked in LOG.md and named in the card's command; without --cool-down the option is refused.
+    with pytest.raises(SystemExit):
+        gpu_campaign.main([*arguments, "--augment", "commute"])
+    assert "--augment goes with --cool-down" in capsys.readouterr().err
+    assert gpu_campaign.main([*arguments, "--cool-down", "4", "--augment", "commute"]) == 0
+    plain, augmented = gpu_campaign.log_entries(state, gpu_campaign.COOLDOWN_LOG)
+    assert plain == entry and augmented["augment"] == "commute" and augmented["from_step"] == 1
+    assert Path(augmented["model"]) == tmp_path / "work" / f"{campaign}-cooldown-1-commute" / "model"
+    options = json.loads((Path(augmented["model"]).parent / "checkpoints" / "checkpoint-4" / MANIFEST).read_text())
+    assert options["options"]["augment"] == "commute"
+    assert gpu_campaign.main(["--results"]) == 0
+    assert "| 1 (`--augment commute`) |" in (tmp_path / "results" / "LOG.md").read_text()
+    folder = paper_distribution.ship(campaign, "tiny-commuted", row, Path(augmented["model"]), augmented)
+    card = " ".join((folder / "README.md").read_text().split())
+    assert f"`python benchmarks/gpu_campaign.py {campaign} --cool-down 4 --augment commute`" in card
