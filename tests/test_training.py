@@ -564,6 +564,11 @@ def test_commuted_training_samples_are_correct_new_forms_of_the_same_formulas(pr
     # Swapping two operands that differ only in their symbols' names gives the same input to a renaming-invariant
     # model (``&ab``, ``&ba``): most formulas, not all, have other forms.
     assert sum(len(forms[i]) > 1 for i in swappable) > 0.75 * len(swappable)  # 185 of 194 here
+    import pickle
+
+    fresh = CommutedTrainSet(split, tokenizer, "prop", taught=True, seed=5)
+    copied = pickle.loads(pickle.dumps(fresh))  # as a data-loading worker started afresh gets it
+    assert [copied[i] for i in range(20)] == [fresh[i] for i in range(20)]
     with pytest.raises(ValueError, match="task 'copy' has no commuted form"):
         CommutedTrainSet(split, tokenizer, "copy")
 

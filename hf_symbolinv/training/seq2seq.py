@@ -71,13 +71,12 @@ class CommutedTrainSet(torch.utils.data.Dataset):
     stay those of every form."""
 
     def __init__(self, split: Any, tokenizer: Any, task: str, taught: bool = True, seed: int = 0) -> None:
-        spec = get_task(task)
-        if spec.commuted is None:
+        if get_task(task).commuted is None:
             raise ValueError(f"--augment commute: task {task!r} has no commuted form of its inputs")
         self.split = split.select_columns(["input", "target"])
         self.tokenizer = tokenizer
-        self.commuted = spec.commuted
-        self.teach = spec.teaching_target if taught else None
+        self.task = task  # by name, so that data-loading workers started afresh (spawn) can unpickle it
+        self.taught = taught
         self.seed = seed
         self.draws: dict[int, int] = {}
 
@@ -88,8 +87,9 @@ class CommutedTrainSet(torch.utils.data.Dataset):
         row = self.split[int(index)]
         draw = self.draws.get(index, 0)
         self.draws[index] = draw + 1
-        source = self.commuted(row["input"], random.Random(f"{self.seed}:{index}:{draw}"))
-        target = self.teach(source, row["target"]) if self.teach is not None else row["target"]
+        task = get_task(self.task)
+        source = task.commuted(row["input"], random.Random(f"{self.seed}:{index}:{draw}"))
+        target = task.teaching_target(source, row["target"]) if self.taught else row["target"]
         encoded = self.tokenizer(source, text_target=target)
         return {key: encoded[key] for key in MODEL_COLUMNS}
 
