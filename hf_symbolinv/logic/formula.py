@@ -171,6 +171,22 @@ class Formula:
             if node.children:
                 stack.extend(reversed(node.children))
 
+    def children_first(self) -> Iterator[Formula]:
+        """Each distinct node object once, every node after its children (left to right): the order in which to
+        compute a value of each node from its children's, without recursion and once per shared subtree."""
+        done: set[int] = set()
+        stack: list[tuple[Formula, bool]] = [(self, False)]
+        while stack:
+            node, expanded = stack.pop()
+            if id(node) in done:
+                continue
+            if expanded or not node.children:
+                done.add(id(node))
+                yield node
+            else:
+                stack.append((node, True))
+                stack.extend((child, False) for child in reversed(node.children))
+
     # Convenience constructors so formulas can be built with operators in tests and scripts.
     def __and__(self, other: Formula) -> Formula:
         return And(self, other)
@@ -215,15 +231,7 @@ def _flat_nodes(formula: Formula) -> list[tuple[type, object, tuple[int, ...]]]:
     indices of its children in the list); the root is last."""
     index: dict[int, int] = {}
     out: list[tuple[type, object, tuple[int, ...]]] = []
-    stack: list[tuple[Formula, bool]] = [(formula, False)]
-    while stack:
-        node, expanded = stack.pop()
-        if id(node) in index:
-            continue
-        if node.children and not expanded:
-            stack.append((node, True))
-            stack.extend((child, False) for child in reversed(node.children))
-            continue
+    for node in formula.children_first():
         payload = node.name if isinstance(node, Atom) else node.value if isinstance(node, Const) else None
         index[id(node)] = len(out)
         out.append((type(node), payload, tuple(index[id(child)] for child in node.children)))
@@ -419,14 +427,10 @@ def in_ltl_core(f: Formula, max_size: int = MAX_CORE_SIZE) -> Formula:
     LTL model vocabulary needs. The rewritten operands are shared, so building it is linear; a ``ValueError``
     names the size when its tree (what printing writes out) would exceed ``max_size`` nodes."""
     done: dict[int, Formula] = {}
-    stack: list[tuple[Formula, bool]] = [(f, False)]
-    while stack:
-        node, expanded = stack.pop()
-        if id(node) in done:
-            continue
+    for node in f.children_first():
         if not node.children:
             done[id(node)] = node
-        elif expanded:
+        else:
             kids = [done[id(child)] for child in node.children]
             if node.op == "equiv":
                 new = ltl_equiv(*kids)
@@ -440,9 +444,6 @@ def in_ltl_core(f: Formula, max_size: int = MAX_CORE_SIZE) -> Formula:
                     f"vocabulary has neither); the limit is {max_size:,}"
                 )
             done[id(node)] = new
-        else:
-            stack.append((node, True))
-            stack.extend((child, False) for child in node.children)
     return done[id(f)]
 
 
@@ -507,25 +508,13 @@ class Trace:
 
 def rename_nodes(f: Formula, mapping: Mapping[str, str]) -> Formula:
     """Rebuild ``f`` with atoms renamed by ``mapping`` (names not in it are kept); iterative."""
-    # Post-order rebuild with an explicit stack; shared subtrees are rebuilt once.
+    # Shared subtrees are rebuilt once.
     done: dict[int, Formula] = {}
-    stack: list[tuple[Formula, bool]] = [(f, False)]
-    while stack:
-        node, expanded = stack.pop()
-        if id(node) in done:
-            continue
+    for node in f.children_first():
         if isinstance(node, Atom):
             new = mapping.get(node.name, node.name)
             done[id(node)] = node if new == node.name else Atom(new)
-        elif not node.children:
-            done[id(node)] = node
-        elif expanded:
-            kids = tuple(done[id(c)] for c in node.children)
-            if all(k is c for k, c in zip(kids, node.children)):
-                done[id(node)] = node
-            else:
-                done[id(node)] = type(node)(*kids)
         else:
-            stack.append((node, True))
-            stack.extend((c, False) for c in node.children)
+            kids = tuple(done[id(c)] for c in node.children)
+            done[id(node)] = node if all(k is c for k, c in zip(kids, node.children)) else type(node)(*kids)
     return done[id(f)]

@@ -173,17 +173,10 @@ def compact(*objects: Renamable, names: Sequence[str] | None = None) -> list[Ren
 def canonical_commutative(f: Formula) -> str:
     """A string equal for two formulas iff they are equal up to swapping operands of & and |."""
     values: dict[int, str] = {}
-    stack: list[tuple[Formula, bool]] = [(f, False)]
-    while stack:
-        node, expanded = stack.pop()
-        if id(node) in values:
-            continue
+    for node in f.children_first():
         if not node.children:
             # Atoms are marked so that a symbol named like a constant cannot collide with it.
             values[id(node)] = "@" + node.name if isinstance(node, Atom) else node.op
-        elif not expanded:
-            stack.append((node, True))
-            stack.extend((c, False) for c in node.children)
         else:
             kids = [values[id(c)] for c in node.children]
             if node.op in ("and", "or"):
@@ -201,22 +194,12 @@ def commute_operands(f: Formula, rng: random.Random) -> Formula:
     (drawn from ``rng`` bottom-up, a subformula shared by several parents once): the same formula up to the order of
     operands, so it holds in exactly the same states."""
     built: dict[int, Formula] = {}
-    stack: list[tuple[Formula, bool]] = [(f, False)]
-    while stack:
-        node, expanded = stack.pop()
-        if id(node) in built:
-            continue
-        if not node.children:
-            built[id(node)] = node
-        elif not expanded:
-            stack.append((node, True))
-            stack.extend((c, False) for c in reversed(node.children))
-        else:
-            kids = [built[id(c)] for c in node.children]
-            if node.op in COMMUTATIVE_OPERATORS and rng.random() < 0.5:
-                kids.reverse()
-            same = all(new is old for new, old in zip(kids, node.children))
-            built[id(node)] = node if same else type(node)(*kids)
+    for node in f.children_first():
+        kids = [built[id(c)] for c in node.children]
+        if node.op in COMMUTATIVE_OPERATORS and rng.random() < 0.5:
+            kids.reverse()
+        same = all(new is old for new, old in zip(kids, node.children))
+        built[id(node)] = node if same else type(node)(*kids)
     return built[id(f)]
 
 

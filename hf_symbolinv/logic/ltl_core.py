@@ -141,18 +141,8 @@ def nesting_depth(formula: Formula) -> int:
     """Operator nesting depth of ``formula`` (an atom has depth 1), computed without recursion and once per
     distinct node (shared subtrees would otherwise be walked once per path)."""
     depth: dict[int, int] = {}
-    stack: list[tuple[Formula, bool]] = [(formula, False)]
-    while stack:
-        node, expanded = stack.pop()
-        if id(node) in depth:
-            continue
-        if not node.children:
-            depth[id(node)] = 1
-        elif expanded:
-            depth[id(node)] = 1 + max(depth[id(child)] for child in node.children)
-        else:
-            stack.append((node, True))
-            stack.extend((child, False) for child in node.children)
+    for node in formula.children_first():
+        depth[id(node)] = 1 + max((depth[id(child)] for child in node.children), default=0)
     return depth[id(formula)]
 
 
