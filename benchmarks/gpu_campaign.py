@@ -527,8 +527,6 @@ def append_line(log: Path, entry: dict[str, Any]) -> str:
 COOLDOWN_WARMUP = 25
 #: The log of a campaign's cool-downs, in its state folder.
 COOLDOWN_LOG = "cooldowns.jsonl"
-#: How LOG.md marks a cool-down trained on rewritten samples (``--augment``).
-AUGMENTED = {"commute": " (`--augment commute`)"}
 
 
 def scheduled_lr(campaign: Campaign, step: int) -> float:
@@ -665,6 +663,11 @@ def log_row(entry: dict[str, Any], *cells: str) -> str:
     )
 
 
+def augmented_step(entry: dict[str, Any]) -> str:
+    """A cool-down's branch step, marked with its ``--augment`` where it was trained on rewritten samples."""
+    return f"{entry['from_step']:,}" + (f" (`--augment {entry['augment']}`)" if "augment" in entry else "")
+
+
 def log_table(name: str) -> str:
     rows = [
         f"### `{name}`: {CAMPAIGNS[name].what}",
@@ -683,10 +686,7 @@ def log_table(name: str) -> str:
             "validation correct (greedy) |",
             "|---|---|---|---|---|---|---|---|---|",
         ]
-        rows += [
-            log_row(entry, f"{entry['from_step']:,}" + AUGMENTED.get(entry.get("augment"), ""), f"{entry['lr']:g}")
-            for entry in cooldowns
-        ]
+        rows += [log_row(entry, augmented_step(entry), f"{entry['lr']:g}") for entry in cooldowns]
     return "\n".join(rows)
 
 

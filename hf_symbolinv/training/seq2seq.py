@@ -26,6 +26,19 @@ from .common import COMPILE_BUCKET, CompiledTrainingMixin, StopOnNonFinite
 MODEL_COLUMNS = ("input_ids", "attention_mask", "symbol_mask", "labels")
 
 
+def encode_pairs(
+    tokenizer: Any, sources: list[str], targets: list[str], task: str | None = None, max_length: int | None = None
+) -> dict[str, list]:
+    """The model's columns (``input_ids``, ``attention_mask``, ``symbol_mask``, ``labels``) of text pairs; with
+    ``task``, the labels are the targets as that task teaches them (:attr:`~hf_symbolinv.tasks.Task.teaching_target`:
+    a prop assignment in the order its symbols appear)."""
+    if task is not None:
+        teach = get_task(task).teaching_target
+        targets = [teach(source, target) for source, target in zip(sources, targets)]
+    encoded = tokenizer(sources, text_target=targets, truncation=max_length is not None, max_length=max_length)
+    return {key: encoded[key] for key in MODEL_COLUMNS}
+
+
 def tokenize_dataset(
     dataset: Any,
     tokenizer: Any,
@@ -39,21 +52,11 @@ def tokenize_dataset(
 
     The other columns are kept (evaluation reads them); the Trainer drops the ones the model's
     ``forward`` does not take. With ``task``, the labels are the targets as that task teaches them
-    (:attr:`~hf_symbolinv.tasks.Task.teaching_target`: a prop assignment in the order its symbols appear).
+    (:func:`encode_pairs`).
     """
-    teach = get_task(task).teaching_target if task is not None else None
 
     def encode(batch: dict[str, list]) -> dict[str, list]:
-        targets = batch[target_column]
-        if teach is not None:
-            targets = [teach(source, target) for source, target in zip(batch[input_column], targets)]
-        encoded = tokenizer(
-            batch[input_column],
-            text_target=targets,
-            truncation=max_length is not None,
-            max_length=max_length,
-        )
-        return {key: encoded[key] for key in MODEL_COLUMNS}
+        return encode_pairs(tokenizer, batch[input_column], batch[target_column], task, max_length)
 
     return dataset.map(encode, batched=True, num_proc=num_proc, desc="tokenizing")
 
@@ -84,14 +87,13 @@ class CommutedTrainSet(torch.utils.data.Dataset):
         return len(self.split)
 
     def __getitem__(self, index: int) -> dict[str, list[int]]:
-        row = self.split[int(index)]
+        index = int(index)  # a sampler may hand a numpy or torch integer: the same key and seed either way
+        row = self.split[index]
         draw = self.draws.get(index, 0)
         self.draws[index] = draw + 1
-        task = get_task(self.task)
-        source = task.commuted(row["input"], random.Random(f"{self.seed}:{index}:{draw}"))
-        target = task.teaching_target(source, row["target"]) if self.taught else row["target"]
-        encoded = self.tokenizer(source, text_target=target)
-        return {key: encoded[key] for key in MODEL_COLUMNS}
+        source = get_task(self.task).commuted(row["input"], random.Random(f"{self.seed}:{index}:{draw}"))
+        encoded = encode_pairs(self.tokenizer, [source], [row["target"]], self.task if self.taught else None)
+        return {key: values[0] for key, values in encoded.items()}
 
 
 class SymbolInvDataCollator(DataCollatorForSeq2Seq):
