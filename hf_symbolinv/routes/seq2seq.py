@@ -98,8 +98,9 @@ def train_seq2seq(args: Any, output: Path, config: Any, init_folder: Path | None
         if args.augment == "commute"
         else None
     )
-    train = tokenize_dataset(train_split, tokenizer, num_proc=num_proc, task=teach)
-    # The tokenised split gives the lengths and stream counts (a swap changes neither); the samples are written anew.
+    # Augmented, the tokenised split gives only the inputs' lengths and stream counts (a swap changes neither): the
+    # samples and their taught targets are written anew at each draw, so none is taught here.
+    train = tokenize_dataset(train_split, tokenizer, num_proc=num_proc, task=teach if commuted is None else None)
     drawn = commuted if commuted is not None else train
     evaluation = None
     if eval_name is not None:
