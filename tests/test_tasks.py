@@ -141,3 +141,40 @@ def test_a_propositional_answer_is_budgeted_by_the_symbols_of_its_input(monkeypa
     evaluation.evaluate_model(model, tokenizer, "prop", sources, num_beams=2, alpha_symbol_counts=(), progress=False)
     # One batch here: its budget is its largest input's (2 * 3 + 1), and the untrained answers run to it.
     assert max(len(tokenizer.tokenize(answer[0])) for answer in generated) == budget("|a&b!c")
+
+
+@pytest.mark.parametrize("name", ["prop", "ltl"])
+def test_a_commuted_sample_carries_the_target_its_datasets_write_for_the_new_form(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--augment commute``'s rewritten sample: the target is the one the dataset builder writes for the new form
+    (its own draw, solve and format, as a build calls them), which the checker judges correct; for LTL it often
+    differs from the row's, whose trace follows the old operand order (so keeping the row's would teach two
+    conventions at once); a row the new form cannot be solved for within the budget keeps its own target."""
+    import random
+
+    from dataset_builders.ltl_random35 import LTL_TASK
+    from dataset_builders.prop_random35 import PROP_TASK
+
+    builder, task = {"prop": PROP_TASK, "ltl": LTL_TASK}[name], get_task(name)
+    rng = random.Random(1)
+    changed = differs = 0
+    while changed < 60:
+        formula = builder.draw(rng, rng.randint(5, 25), "abcde")
+        status, answer = builder.solve(formula, 10.0)
+        if status != "sat":
+            continue
+        row = (builder.format_formula(formula), builder.format_target(answer))
+        source, target = task.commuted(*row, random.Random(changed))
+        status, expected = builder.solve(builder.parse_formula(source), 10.0)
+        assert status == "sat" and target == builder.format_target(expected)
+        assert task.judge(source, target, None, 10.0).correct
+        if source != row[0]:
+            changed += 1
+            differs += target != row[1]
+    if name == "ltl":
+        assert differs >= 5  # 23 of 60 here: the solver's trace follows the operands' order
+    from hf_symbolinv.tasks import ltl
+
+    monkeypatch.setattr(ltl, "WRITTEN_TRACE_WORK", 1)  # nothing solves within one unit of work: the row's trace kept
+    assert get_task("ltl").commuted("&aXb", "&ab;b;{1}", random.Random(0))[1] == "&ab;b;{1}"

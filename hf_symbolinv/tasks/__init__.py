@@ -59,9 +59,9 @@ class Task:
     #: The target as training teaches it (``symbolinv train``); judging is unaffected. The default: as written.
     teaching_target: Callable[[str, str], str] = lambda source, target: target
     #: Another way of writing an input, drawn with the given generator, that has the same answers and that the task's
-    #: datasets draw as readily (``symbolinv train --augment commute``; None: the task has none). See
-    #: :func:`commuter`.
-    commuted: Callable[[str, random.Random], str] | None = None
+    #: datasets draw as readily, with the target its datasets would write for it, given the row's input and target
+    #: (``symbolinv train --augment commute``; None: the task has none). See :func:`commuter`.
+    commuted: Callable[[str, str, random.Random], tuple[str, str]] | None = None
     #: The default symbol rule's pattern (None: single lowercase letters).
     symbol_pattern: str | None = None
     #: The most new tokens (end of sequence included) a correct answer to an input can take, or None when the task
@@ -93,20 +93,29 @@ def reprinter(
 
 
 def commuter(
-    parse_input: Callable[[str], Any], format_input: Callable[[Any], str]
-) -> Callable[[str, random.Random], str]:
+    parse_input: Callable[[str], Any],
+    format_input: Callable[[Any], str],
+    written_answer: Callable[[Any], str | None] | None = None,
+) -> Callable[[str, str, random.Random], tuple[str, str]]:
     """A logic task's ``commuted``: the formula with the operands of each ``&``, ``|``, ``<->`` and ``xor`` swapped
-    with probability 1/2 (:func:`hf_symbolinv.logic.commute_operands`). It holds in the same states, so every answer
-    stays correct; and the random-formula generators draw both operands of a binary operator alike (sizes split
-    uniformly, the same simplifications either way round), so the swapped formula is one they draw as often: new
-    samples of the training distribution, from the same solved formulas. (Exactly so for the datasets' priorities,
-    which draw no operator that is rewritten into ``|`` or ``&`` with its operands in a fixed order, like ``->`` or
-    ``W``.)"""
+    with probability 1/2 (:func:`hf_symbolinv.logic.commute_operands`), and its target. It holds in the same states, so
+    every answer stays correct; and the random-formula generators draw both operands of a binary operator alike (sizes
+    split uniformly, the same simplifications either way round), so the swapped formula is one they draw as often:
+    new samples of the training distribution, from the same solved formulas. (Exactly so for the datasets'
+    priorities, which draw no operator that is rewritten into ``|`` or ``&`` with its operands in a fixed order, like
+    ``->`` or ``W``.)
 
-    def commuted(text: str, rng: random.Random) -> str:
+    ``written_answer``: the answer the task's datasets write for a formula. The row's answer stays correct for the
+    new form, but it need not be the one the datasets write for it: a solver's search follows the operands' order (an
+    LTL trace differs for about a quarter of the rewritten formulas that change), and a model taught the row's answer
+    on the new form learns two conventions at once. None (or no answer found) keeps the row's."""
+
+    def commuted(text: str, target: str, rng: random.Random) -> tuple[str, str]:
         from ..logic import commute_operands
 
-        return format_input(commute_operands(parse_input(text), rng))
+        formula = commute_operands(parse_input(text), rng)
+        answer = written_answer(formula) if written_answer is not None else None
+        return format_input(formula), target if answer is None else answer
 
     return commuted
 

@@ -49,6 +49,14 @@ def first_model(source: str, target: str) -> str:
     return logic.format_assignment(complete, order=order)
 
 
+def written_assignment(formula: logic.Formula) -> str | None:
+    """The assignment the propositional datasets write for ``formula``: the engine's canonical minimal one, sorted by
+    name (it follows the order in which the formula names its symbols); None for a tautology or an unsatisfiable
+    formula, which the datasets drop."""
+    result = logic.solve_prop(formula)
+    return logic.format_assignment(result.assignment) if result.sat and not result.valid else None
+
+
 TASK = register_task(
     Task(
         name="prop",
@@ -61,7 +69,7 @@ TASK = register_task(
         judge=judge,
         input_size=lambda source: logic.formula_size(source, kind="prop"),
         symbol_names=lambda source: logic.symbols_of(source, kind="prop"),
-        commuted=commuter(logic.parse_prop, logic.format_prop),
+        commuted=commuter(logic.parse_prop, logic.format_prop, written_assignment),
         in_own_names=reprinter(logic.parse_prop, logic.format_prop, logic.parse_assignment, logic.format_assignment),
         teaching_target=first_model,
         # A partial assignment names each symbol at most once: symbol and value per symbol, and the end.

@@ -65,8 +65,9 @@ class CommutedTrainSet(torch.utils.data.Dataset):
     """A training split whose every draw of a sample is written anew by its task's ``commuted`` (``symbolinv train
     --augment commute``): the formula with operands of commutative operators swapped at random, so that the model
     sees the same solved formulas in forms it has not learnt by heart (see :func:`hf_symbolinv.tasks.commuter`).
-    The target is the task's teaching target of the new form (``taught``; a prop assignment follows the order in
-    which the new form names its symbols), else the row's, which stays correct.
+    The target is the one the task's datasets would write for the new form (an LTL trace solved anew: the solver's
+    search follows the operands' order), taught as the task teaches it (``taught``: a prop assignment is the new
+    form's first model, in the order the new form names its symbols).
 
     Draw ``k`` of sample ``i`` is written by a generator seeded with ``(seed, i, k)``: the same run draws the same
     forms (a data-loading worker counts the draws it serves). Swapping operands changes neither the tokens nor the
@@ -91,8 +92,9 @@ class CommutedTrainSet(torch.utils.data.Dataset):
         row = self.split[index]
         draw = self.draws.get(index, 0)
         self.draws[index] = draw + 1
-        source = get_task(self.task).commuted(row["input"], random.Random(f"{self.seed}:{index}:{draw}"))
-        encoded = encode_pairs(self.tokenizer, [source], [row["target"]], self.task if self.taught else None)
+        rng = random.Random(f"{self.seed}:{index}:{draw}")
+        source, target = get_task(self.task).commuted(row["input"], row["target"], rng)
+        encoded = encode_pairs(self.tokenizer, [source], [target], self.task if self.taught else None)
         return {key: values[0] for key, values in encoded.items()}
 
 
