@@ -106,9 +106,10 @@ def commuter(
     ``->`` or ``W``.)
 
     ``written_answer``: the answer the task's datasets write for a formula. The row's answer stays correct for the
-    new form, but it need not be the one the datasets write for it: a solver's search follows the operands' order (an
-    LTL trace differs for about a quarter of the rewritten formulas that change), and a model taught the row's answer
-    on the new form learns two conventions at once. None (or no answer found) keeps the row's."""
+    new form, but it need not be the one the datasets write for it: a solver's search follows the operands' order (the
+    trace differs for 28% of the ltl-35 training formulas whose form changes, the canonical minimal assignment for 29%
+    of prop-35's), and a model taught the row's answer on the new form learns two conventions at once. None (or no
+    answer found) keeps the row's."""
 
     def commuted(text: str, target: str, rng: random.Random) -> tuple[str, str]:
         from ..logic import commute_operands
