@@ -859,9 +859,13 @@ def _main(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         print(f"error: {what} {args.run} is running in another process", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print(
-            f"interrupted: the state of {args.run} is the last one saved in {state_folder(args.run)}", file=sys.stderr
+        where = (
+            f"the cool-down of {args.run} continues from its last checkpoint (in {WORK_ROOT}) with the same command; "
+            "the campaign's state is unchanged"
+            if args.cool_down
+            else f"the state of {args.run} is the last one saved in {state_folder(args.run)}"
         )
+        print(f"interrupted: {where}", file=sys.stderr)
         return 130
     return 0
 

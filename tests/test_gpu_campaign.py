@@ -239,6 +239,13 @@ def test_ctrl_c_is_one_line(campaign: str, tmp_path: Path, capsys, monkeypatch: 
     assert call(tmp_path, 1) == 130
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("interrupted: the state of tiny is the last one saved")
+    # A cool-down's state is its own checkpoint, not the campaign's (which it leaves as it is).
+    monkeypatch.setattr(gpu_campaign, "run_cooldown", lambda name, steps, args: interrupted(name, args))
+    argv = ["tiny", "--cool-down", "40", "--data-dir", str(tmp_path / "data"), "--workers", "0"]
+    assert gpu_campaign.main(argv) == 130
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "the cool-down of tiny continues from its last checkpoint" in err
+    assert "the campaign's state is unchanged" in err
 
 
 def test_runs_on_one_dataset_wait_for_each_others_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
