@@ -7,7 +7,8 @@ A GPU is lent here only now and then, for minutes at a time. A campaign turns th
 2. restores the last checkpoint kept under ``training_state/RUN/`` (weights, optimizer, scheduler, RNG
    states and the data position; each file verified against the sizes and SHA-256 recorded with it) into the work
    folder ``runs/campaign/RUN``;
-3. trains with ``symbolinv train ... --time-limit`` until the time limit or the run's last step;
+3. trains with ``symbolinv train ... --time-limit`` until the time limit, the run's last step or a SIGTERM (``kill
+   PID``: the step under way ends and the call goes on as at its time limit);
 4. copies the new last checkpoint back into the state folder (see :func:`export_checkpoint`: a kill at any moment
    leaves the old state or the new one, never neither), judges the checkpoint on a fixed validation sample (greedy,
    the first ``EVAL_SAMPLES`` validation formulas) and, once the run is finished, on its test groups with beam 3;

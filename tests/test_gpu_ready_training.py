@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import json
 import random
+import signal
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import torch
 from helpers import TINY
 
 from hf_symbolinv.commands import main
-from hf_symbolinv.training import grouping_key
+from hf_symbolinv.training import GracefulStop, SymbolInvDataCollator, grouping_key
 
 
 def test_grouping_key_orders_by_streams_then_length() -> None:
@@ -94,6 +96,70 @@ def test_cli_bf16_grouped_training_stops_at_the_time_limit_and_resumes(prop_data
     assert state["global_step"] == 4
     losses = [entry["loss"] for entry in state["log_history"] if "loss" in entry]
     assert losses and all(value == value for value in losses)  # finite, not NaN
+    assert (output / "model" / "model.safetensors").is_file()
+
+
+def test_sigterm_stops_at_the_end_of_the_step_with_a_save_and_a_second_one_is_not_held_back() -> None:
+    received: list[int] = []
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: received.append(signum))
+    try:
+        stop = GracefulStop()  # no time limit
+        state = SimpleNamespace(global_step=3, max_steps=10)
+        control = SimpleNamespace(should_training_stop=False, should_save=False)
+        stop.on_train_begin(None, state, control)
+        stop.on_step_end(None, state, control)
+        assert not control.should_training_stop and stop.stopped_at is None  # nothing asked yet
+        signal.raise_signal(signal.SIGTERM)
+        assert received == []  # held for the end of the step, not passed on
+        stop.on_step_end(None, state, control)
+        assert control.should_training_stop and control.should_save
+        assert (stop.stopped_at, stop.reason) == (3, "SIGTERM")
+        signal.raise_signal(signal.SIGTERM)  # asked again: the handler found before training gets it at once
+        assert received == [signal.SIGTERM]
+        stop.on_train_end(None, state, control)
+        assert signal.getsignal(signal.SIGTERM) is not stop._request
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def test_the_last_step_is_not_reported_as_stopped_early() -> None:
+    stop = GracefulStop(seconds=0.0)
+    state = SimpleNamespace(global_step=10, max_steps=10)
+    control = SimpleNamespace(should_training_stop=False, should_save=False)
+    stop.on_step_end(None, state, control)
+    assert stop.stopped_at is None and not control.should_training_stop
+    state.global_step = 9
+    stop.on_step_end(None, state, control)
+    assert stop.stopped_at == 9 and stop.reason == "the time limit (0 min)"
+
+
+@pytest.mark.slow
+def test_cli_training_sent_sigterm_saves_a_checkpoint_and_the_same_command_resumes(
+    prop_data: Path, tmp_path: Path, capsys, monkeypatch
+) -> None:
+    collate = SymbolInvDataCollator.__call__
+    batches: list[int] = []
+
+    def collate_then_signal(self, features, return_tensors=None):
+        batches.append(len(features))
+        if len(batches) == 2:  # while the first or second step runs (the loader may fetch one batch ahead)
+            signal.raise_signal(signal.SIGTERM)
+        return collate(self, features, return_tensors)
+
+    monkeypatch.setattr(SymbolInvDataCollator, "__call__", collate_then_signal)
+    before = signal.getsignal(signal.SIGTERM)
+    output = tmp_path / "run"
+    assert _train(prop_data, output) == 0  # no time limit: the signal alone stops it
+    printed = capsys.readouterr().out
+    assert "after SIGTERM" in printed and "run the same command again to continue" in printed
+    saved = [c.name for c in (output / "checkpoints").iterdir()]
+    assert saved in (["checkpoint-1"], ["checkpoint-2"])
+    assert not (output / "model").exists()
+    assert signal.getsignal(signal.SIGTERM) == before  # the process's own handler is back
+    monkeypatch.setattr(SymbolInvDataCollator, "__call__", collate)
+    assert _train(prop_data, output) == 0
+    state = json.loads((output / "checkpoints" / "checkpoint-4" / "trainer_state.json").read_text())
+    assert state["global_step"] == 4
     assert (output / "model" / "model.safetensors").is_file()
 
 

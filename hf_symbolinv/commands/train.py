@@ -143,7 +143,8 @@ def add_train_parser(subparsers: Subparsers) -> None:
         type=positive_float,
         default=None,
         metavar="MINUTES",
-        help="stop after this many minutes with a checkpoint; the same command then continues the run",
+        help="stop after this many minutes with a checkpoint; the same command then continues the run (SIGTERM stops "
+        "the same way at any time)",
     )
     parser.set_defaults(handler=run_train)
 

@@ -82,13 +82,14 @@ def checkpoint_problem(config: Any, checkpoints: Path, no_resume: bool) -> str |
     return resume_mismatch(config, found) if found is not None else None
 
 
-def stopped_by_time_limit(time_limit: Any, steps: int, minutes: float | None, checkpoints: Path) -> bool:
-    """Whether ``--time-limit`` stopped the training (and say how to continue)."""
-    if time_limit is None or time_limit.stopped_at is None:
+def stopped_early(stop: Any, steps: int, checkpoints: Path) -> bool:
+    """Whether the run stopped before its last step, by ``--time-limit`` or SIGTERM (a
+    :class:`~hf_symbolinv.training.GracefulStop`), with a checkpoint; if so, say how to continue."""
+    if stop.stopped_at is None:
         return False
     print(
-        f"stopped at step {time_limit.stopped_at} of {steps} after the time limit ({minutes:g} min); "
-        f"the checkpoint is in {checkpoints}: run the same command again to continue"
+        f"stopped at step {stop.stopped_at} of {steps} after {stop.reason}; the checkpoint is in {checkpoints}: run "
+        "the same command again to continue"
     )
     return True
 

@@ -17,7 +17,7 @@ from .common import (
     load_data,
     load_split,
     save_trained_model,
-    stopped_by_time_limit,
+    stopped_early,
 )
 
 
@@ -60,9 +60,9 @@ def train_seq2seq(args: Any, output: Path, config: Any, init_folder: Path | None
     from ..models.registry import get_family
     from ..training import (
         CommutedTrainSet,
+        GracefulStop,
         SymbolInvDataCollator,
         SymbolInvTrainer,
-        TimeLimit,
         grouping_key,
         prepare_checkpoints,
         recipe_arguments,
@@ -142,7 +142,7 @@ def train_seq2seq(args: Any, output: Path, config: Any, init_folder: Path | None
         data_seed=args.seed,
         dataloader_pin_memory=torch.cuda.is_available(),
     )
-    time_limit = TimeLimit(args.time_limit * 60) if args.time_limit is not None else None
+    stop = GracefulStop(args.time_limit * 60 if args.time_limit is not None else None)
     given = given_warmup(args)
     # What a resumed run must keep (its optimizer and schedule are restored): recorded with every checkpoint.
     options = {
@@ -169,7 +169,7 @@ def train_seq2seq(args: Any, output: Path, config: Any, init_folder: Path | None
         compute_metrics=semantic_metrics(args.task, tokenizer, held_out["input"], held_out["target"])
         if evaluation is not None
         else None,
-        callbacks=[time_limit] if time_limit is not None else None,
+        callbacks=[stop],
         group_keys=[grouping_key(ids, mask) for ids, mask in zip(train["input_ids"], train["symbol_mask"])]
         if args.group_by_length
         else None,
@@ -181,8 +181,11 @@ def train_seq2seq(args: Any, output: Path, config: Any, init_folder: Path | None
         raise ValueError(problem)
     start = prepare_checkpoints(output / "checkpoints", options, resume=not args.no_resume)
     # A checkpoint that cannot be written (a full disk) ends the run in one line: see CheckpointRecordMixin.
-    trainer.train(resume_from_checkpoint=str(start) if start is not None else None)
-    if stopped_by_time_limit(time_limit, steps, args.time_limit, output / "checkpoints"):
+    try:
+        trainer.train(resume_from_checkpoint=str(start) if start is not None else None)
+    finally:
+        stop.release()
+    if stopped_early(stop, steps, output / "checkpoints"):
         return 0
     metrics = trainer.evaluate() if evaluation is not None else {}
     report = None

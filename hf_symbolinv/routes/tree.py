@@ -22,7 +22,7 @@ from .common import (
     load_data,
     load_split,
     save_trained_model,
-    stopped_by_time_limit,
+    stopped_early,
 )
 
 #: ``symbolinv train`` options the tree route does not take, with their defaults: given, they are an error
@@ -98,7 +98,7 @@ def train_tree(args: Any, output: Path, config: Any, init_folder: Path | None) -
     if problem is not None:
         raise ValueError(problem)
     warmup = given_warmup(args)  # neither option: the recipe's 5%
-    time_limit = train_tree_model(
+    stop = train_tree_model(
         model,
         tokenizer,
         train,
@@ -121,7 +121,7 @@ def train_tree(args: Any, output: Path, config: Any, init_folder: Path | None) -
             **({"warmup": warmup} if warmup is not None else {}),
         },
     )
-    if stopped_by_time_limit(time_limit, steps, args.time_limit, checkpoints):
+    if stopped_early(stop, steps, checkpoints):
         return 0
     eval_name = next((name for name in ("validation", "val", "test") if name in dataset), None)
     report = None

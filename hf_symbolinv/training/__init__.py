@@ -1,6 +1,6 @@
 """Training with the Hugging Face Trainer, by route: ``seq2seq.py`` (tokenised datasets, the collator, semantic
 metrics, the ``Seq2SeqTrainer`` with batches grouped by streams and length), ``tree.py`` (trees in, trees out, the
-plain ``Trainer``), ``common.py`` (the recipe, the time limit, the stop on non-finite values) and ``checkpoints.py``
+plain ``Trainer``), ``common.py`` (the recipe, the graceful stop, the stop on non-finite values) and ``checkpoints.py``
 (checkpoints verified, recorded with the run's options, resumed, rotated and set aside without losing a user's file)."""
 
 from .checkpoints import (
@@ -14,8 +14,8 @@ from .checkpoints import (
 from .common import (
     RECIPE,
     REFERENCE_WARMUP_STEPS,
+    GracefulStop,
     StopOnNonFinite,
-    TimeLimit,
     TrainingDiverged,
     default_warmup_steps,
     recipe_arguments,
@@ -34,13 +34,13 @@ __all__ = [
     "CheckpointWriteError",
     "CheckpointsProblem",
     "CommutedTrainSet",
+    "GracefulStop",
     "MODEL_COLUMNS",
     "RECIPE",
     "REFERENCE_WARMUP_STEPS",
     "StopOnNonFinite",
     "SymbolInvDataCollator",
     "SymbolInvTrainer",
-    "TimeLimit",
     "TrainingDiverged",
     "default_warmup_steps",
     "grouping_key",

@@ -1,9 +1,12 @@
-"""What every route's training shares: the reference recipe and its warm-up, the time limit, the stop on a loss or
-weight that is no longer finite, and the compiled training step (where a run resumes: ``checkpoints.py``)."""
+"""What every route's training shares: the reference recipe and its warm-up, the graceful stop (a time limit or
+SIGTERM), the stop on a loss or weight that is no longer finite, and the compiled training step (where a run resumes:
+``checkpoints.py``)."""
 
 from __future__ import annotations
 
 import math
+import signal
+import threading
 import time
 from typing import Any
 
@@ -44,23 +47,58 @@ def recipe_arguments(**overrides: Any) -> dict[str, Any]:
     return {**RECIPE, **{key: value for key, value in overrides.items() if value is not None}}
 
 
-class TimeLimit(TrainerCallback):
-    """Stops training after ``seconds`` of wall-clock time, at the end of a step, and saves a checkpoint
-    there, so that the same command resumes it: long runs fit machines that are lent for a while."""
+class GracefulStop(TrainerCallback):
+    """Stops training at the end of a step and saves a checkpoint there, so that the same command resumes it: after
+    ``seconds`` of wall-clock time (``--time-limit``; None: no limit), or once the process is sent SIGTERM (what a
+    batch scheduler, a lent machine or ``kill`` sends before stopping a job), which would otherwise lose every step
+    since the last save. A second SIGTERM stops the process at once. The handler is installed for the training only,
+    from the main thread (a signal handler cannot be set from another), and the previous one restored after it."""
 
-    def __init__(self, seconds: float) -> None:
+    def __init__(self, seconds: float | None = None) -> None:
         self.seconds = seconds
         self.start = time.monotonic()
         self.stopped_at: int | None = None
+        self.reason: str | None = None  # what stopped the run: "the time limit (N min)" or "SIGTERM"
+        self.requested = False
+        self._previous: Any = None
+        self._installed = False
 
     def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         self.start = time.monotonic()
+        if not self._installed and threading.current_thread() is threading.main_thread():
+            previous = signal.signal(signal.SIGTERM, self._request)
+            # None: a handler set outside Python, which cannot be put back; the default is the nearest.
+            self._previous = signal.SIG_DFL if previous is None else previous
+            self._installed = True
+
+    def _request(self, signum: int, frame: Any) -> None:
+        if self.requested:  # asked twice: the previous handler (by default, the process ends)
+            self.release()
+            signal.raise_signal(signum)
+            return
+        self.requested = True
 
     def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-        if time.monotonic() - self.start >= self.seconds and state.global_step < state.max_steps:
-            control.should_training_stop = True
-            control.should_save = True
-            self.stopped_at = state.global_step
+        if state.global_step >= state.max_steps:
+            return
+        if self.requested:
+            self.reason = "SIGTERM"
+        elif self.seconds is not None and time.monotonic() - self.start >= self.seconds:
+            self.reason = f"the time limit ({self.seconds / 60:g} min)"
+        else:
+            return
+        control.should_training_stop = True
+        control.should_save = True
+        self.stopped_at = state.global_step
+
+    def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self.release()
+
+    def release(self) -> None:
+        """Put back the SIGTERM handler found when training began (also when training ended by an exception)."""
+        if self._installed:
+            signal.signal(signal.SIGTERM, self._previous)
+            self._installed = False
 
 
 class TrainingDiverged(ValueError):

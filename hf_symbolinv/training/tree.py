@@ -15,7 +15,7 @@ from transformers import Trainer, TrainingArguments
 
 from ..utils.progress import show_progress
 from .checkpoints import CheckpointRecordMixin, prepare_checkpoints
-from .common import CompiledTrainingMixin, StopOnNonFinite, TimeLimit, recipe_arguments
+from .common import CompiledTrainingMixin, GracefulStop, StopOnNonFinite, recipe_arguments
 
 
 class TreeDataCollator:
@@ -82,13 +82,13 @@ def train_tree_model(
     compile_backend: str | None = None,
     options: dict[str, Any] | None = None,
     warmup: int | float | None = None,
-) -> TimeLimit | None:
+) -> GracefulStop:
     """Train ``model`` for ``steps`` optimizer steps of the training recipe (:data:`~hf_symbolinv.training.RECIPE`)
     on the text pairs of ``train_dataset`` (``warmup``: steps, or a fraction of them below 1; default the recipe's
     5%); checkpoints go to ``output_dir`` and a rerun resumes from the last
     sound one (:func:`~hf_symbolinv.training.checkpoints.prepare_checkpoints`: refused if ``options``, recorded with
-    each checkpoint, changed). Returns the time-limit callback (its ``stopped_at`` is set when the limit stopped the
-    run)."""
+    each checkpoint, changed). Returns the graceful-stop callback (its ``stopped_at`` and ``reason`` are set when the
+    time limit or SIGTERM stopped the run)."""
     import torch
 
     output_dir = Path(output_dir)
@@ -111,7 +111,7 @@ def train_tree_model(
         disable_tqdm=not show_progress(progress),  # off a terminal, the log a line per step
         dataloader_pin_memory=torch.cuda.is_available(),
     )
-    time_limit = TimeLimit(time_limit_minutes * 60) if time_limit_minutes is not None else None
+    stop = GracefulStop(time_limit_minutes * 60 if time_limit_minutes is not None else None)
     trainer = TreeTrainer(
         model=model,
         compile_backend=compile_backend,
@@ -119,11 +119,14 @@ def train_tree_model(
         args=arguments,
         train_dataset=train_dataset,
         data_collator=TreeDataCollator(tokenizer),
-        callbacks=[StopOnNonFinite(str(output_dir)), *([time_limit] if time_limit is not None else [])],
+        callbacks=[StopOnNonFinite(str(output_dir)), stop],
     )
     start = prepare_checkpoints(output_dir, options or {}, resume)
-    trainer.train(resume_from_checkpoint=str(start) if start is not None else None)
-    return time_limit
+    try:
+        trainer.train(resume_from_checkpoint=str(start) if start is not None else None)
+    finally:
+        stop.release()
+    return stop
 
 
 __all__ = ["TreeDataCollator", "TreeTrainer", "check_tree_rows", "train_tree_model"]

@@ -215,3 +215,14 @@ def test_a_tree_run_takes_its_warm_up(tree_data: Path, tmp_path: Path, option, v
     assert rates[: expected + 1] == pytest.approx([1e-3 * step / expected for step in range(expected + 1)])
     record = json.loads((output / "checkpoints" / "checkpoint-4" / ".symbolinv-written.json").read_text())
     assert record["options"]["warmup"] == float(value)
+
+
+def test_the_tree_route_stops_at_the_time_limit_and_resumes(tree_data: Path, tmp_path: Path, capsys) -> None:
+    output = tmp_path / "run"
+    # A limit shorter than one step: the run stops after its first step, with a checkpoint and no model.
+    assert _train(tree_data, output, "dte-small", "--time-limit", "1e-6") == 0
+    assert "stopped at step 1 of 2 after the time limit" in capsys.readouterr().out
+    assert [c.name for c in (output / "checkpoints").iterdir()] == ["checkpoint-1"]
+    assert not (output / "model").exists()
+    assert _train(tree_data, output, "dte-small") == 0  # the same command continues to the end
+    assert (output / "model" / "config.json").is_file()
