@@ -17,10 +17,10 @@ from hf_symbolinv.logic import Formula, SizeGate, compact_mapping, rename, symbo
 
 from .cards import StepReport, logic_card
 from .generation import (
+    DerivedInts,
     Outcome,
     SampleSource,
     default_chunk_size,
-    derived_int,
     derived_rng,
     fingerprint_of,
     generate,
@@ -72,6 +72,10 @@ class LogicTask:
     target_name: str = "target"
     fallback: Callable[[Formula, float | None], tuple[str, Any]] | None = None
     default_timeout: float | None = None
+    #: ``draw_at_least(rng, size, names, at_least)`` (optional): ``draw``'s formula from the same random stream, or
+    #: None where it provably has fewer than ``at_least`` nodes, found without building it. The size-gated source
+    #: asks it once every smaller size is full, where nearly every large draw simplifies into a full size.
+    draw_at_least: Callable[[random.Random, int, Sequence[str], int], Formula | None] | None = None
 
 
 def realise_formula(task: LogicTask, text: str, timeout: float | None) -> Outcome:
@@ -151,9 +155,10 @@ class GatedSource:
         self.names = LETTERS[: self.num_symbols]
         self.drop_reasons = self.task.drop_reasons
         self._open_from = self.min_size
+        self._sizes = DerivedInts(self.seed, self.min_size, self.max_size, self.tag)
 
     def candidate(self, index: int, full: Callable[[Hashable], bool] | None = None) -> tuple[str, int] | None:
-        size = derived_int(self.seed, self.min_size, self.max_size, self.tag, index)
+        size = self._sizes(index)
         if full is not None:
             # Simplification only shrinks a formula: if every size up to the drawn one is full,
             # the candidate cannot be accepted, so it is not worth drawing (quotas only fill).
@@ -161,7 +166,14 @@ class GatedSource:
                 self._open_from += 1
             if self._open_from > size:
                 return None
-        formula = self.task.draw(derived_rng(self.seed, self.tag, index), size, self.names)
+        rng = derived_rng(self.seed, self.tag, index)
+        if full is not None and self.task.draw_at_least is not None and self._open_from > self.min_size:
+            # Every size below _open_from is full: a draw that cannot reach it is not built.
+            formula = self.task.draw_at_least(rng, size, self.names, self._open_from)
+            if formula is None:
+                return None
+        else:
+            formula = self.task.draw(rng, size, self.names)
         if full is not None and full(self.gate.key(formula.size)):
             return None  # spares printing it
         return self.task.format_formula(formula), formula.size
@@ -194,12 +206,13 @@ class SymbolCountSource:
 
     def __post_init__(self) -> None:
         self.drop_reasons = self.task.drop_reasons
+        self._sizes = DerivedInts(self.seed, self.min_size, self.max_size, self.tag)
 
     def candidate(self, index: int, full: Callable[[Hashable], bool] | None = None) -> tuple[str, int] | None:
         k = self.symbol_counts[index % len(self.symbol_counts)]
         if full is not None and all(full(j) for j in range(k + 1)):
             return None  # a formula drawn over k symbols uses at most k
-        size = derived_int(self.seed, self.min_size, self.max_size, self.tag, index)
+        size = self._sizes(index)
         formula = self.task.draw(derived_rng(self.seed, self.tag, index), size, LETTERS[:k])
         used = len(symbols_of(formula))
         if full is not None and full(used):

@@ -32,6 +32,7 @@ from hf_symbolinv.logic import (
     parse_assignment,
     parse_prop,
     random_prop_formula,
+    random_prop_formula_of_at_least,
     solve_prop,
 )
 
@@ -55,6 +56,10 @@ def minimal_assignment(formula: Formula) -> tuple[str, Assignment | None]:
 
 def _draw(rng: random.Random, size: int, names: Sequence[str]) -> Formula:
     return random_prop_formula(rng, size, list(names), simplify=True)
+
+
+def _draw_at_least(rng: random.Random, size: int, names: Sequence[str], at_least: int) -> Formula | None:
+    return random_prop_formula_of_at_least(rng, size, at_least, list(names))
 
 
 def _solve(formula: Formula, timeout: float | None) -> tuple[str, Assignment | None]:
@@ -93,6 +98,7 @@ PROP_TASK = LogicTask(
     drop_reasons=("unsat", "valid"),
     min_symbols=1,
     target_name="assignment",
+    draw_at_least=_draw_at_least,
 )
 
 _ABOUT = """\

@@ -16,7 +16,7 @@ import datasets
 import pytest
 
 import dataset_builders
-from dataset_builders.generation import Outcome, derived_int, derived_rng
+from dataset_builders.generation import DerivedInts, Outcome, derived_int, derived_rng
 from dataset_builders.kinship import check_row
 from dataset_builders.logic_tasks import GatedSource, SizeQuotas, realise_formula
 from dataset_builders.ltl_random35 import LTL_TASK
@@ -276,6 +276,17 @@ def test_derived_randomness_depends_only_on_its_parts() -> None:
     assert set(values) == {10, 11, 12}
 
 
+def test_derived_ints_of_an_index_are_derived_int_of_it() -> None:
+    import pickle
+
+    indices = [*range(2000), 10**9 + 7, 2**62, 401_000_000]
+    for seed, low, high, parts in ((0, 1, 35, ("prop-35",)), (3, 10, 12, ("t",)), (7, 1, 50, ("grid", 4))):
+        fast = DerivedInts(seed, low, high, *parts)
+        copied = pickle.loads(pickle.dumps(fast))  # as sent to a worker process
+        for index in indices:
+            assert fast(index) == copied(index) == derived_int(seed, low, high, *parts, index)
+
+
 def test_a_target_the_checker_rejects_is_never_written() -> None:
     wrong = parse_trace("{!a}")
 
@@ -323,6 +334,26 @@ def test_same_seed_different_worker_counts_give_identical_datasets(builds: Build
     assert _as_lists(one) == _as_lists(two)
     other_seed = dataset_builders.build("ltl-35", None, BuildOptions(**{**_small_options("ltl-35"), "seed": 1}))
     assert _as_lists(other_seed) != _as_lists(_load(builds("ltl-35")))
+
+
+def test_prop_draws_that_cannot_reach_an_open_size_are_skipped_unbuilt_with_the_same_rows(
+    builds: Builds, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import dataset_builders.prop_random35 as prop_random35
+
+    skipped = []
+
+    def counting(rng, size, names, at_least):
+        formula = PROP_TASK.draw_at_least(rng, size, names, at_least)
+        skipped.append(formula is None)
+        return formula
+
+    monkeypatch.setattr(prop_random35, "PROP_TASK", dataclasses.replace(PROP_TASK, draw_at_least=counting))
+    counted = dataset_builders.build("prop-35", None, BuildOptions(**_small_options("prop-35")))
+    assert sum(skipped) > len(skipped) / 2  # most draws once the small sizes are full
+    monkeypatch.setattr(prop_random35, "PROP_TASK", dataclasses.replace(PROP_TASK, draw_at_least=None))
+    every_tree_built = dataset_builders.build("prop-35", None, BuildOptions(**_small_options("prop-35")))
+    assert _as_lists(every_tree_built) == _as_lists(counted) == _as_lists(_load(builds("prop-35")))
 
 
 class Interrupted(RuntimeError):

@@ -85,6 +85,7 @@ from .random_formulas import (
     SizeGate,
     random_ltl_formula,
     random_prop_formula,
+    random_prop_formula_of_at_least,
 )
 from .spot_backend import spot_available
 
@@ -160,6 +161,7 @@ __all__ = [
     "PROP_PRIORITIES",
     "random_ltl_formula",
     "random_prop_formula",
+    "random_prop_formula_of_at_least",
     "SizeGate",
     # backends
     "spot_available",

@@ -48,6 +48,7 @@ __all__ = [
     "PROP_PRIORITIES",
     "random_ltl_formula",
     "random_prop_formula",
+    "random_prop_formula_of_at_least",
     "SizeGate",
     "symbol_names",
 ]
@@ -163,14 +164,20 @@ class _Generator:
             return self._choose(rng, self.by_arity[1], t1), n
         return self._choose(rng, self.by_arity[1] + self.by_arity[2], t1 + t2), n
 
-    def generate(self, rng: random.Random, size: int, build) -> Formula:
-        # Pre-order draw with an explicit stack (no recursion limit), then bottom-up build.
+    def generate(self, rng: random.Random, size: int, build, max_constants: int | None = None) -> Formula | None:
+        # Pre-order draw with an explicit stack (no recursion limit), then bottom-up build. ``max_constants``: None,
+        # given up at once, when the plan draws more constant leaves than that.
         plan: list[tuple[str, str | None]] = []
         pending = [size]
+        constants = 0
         while pending:
             op, n = self.pick(rng, pending.pop())
             arity = _ARITY[op]
             if arity == 0:
+                if op != "ap":
+                    constants += 1
+                    if max_constants is not None and constants > max_constants:
+                        return None
                 plan.append((op, rng.choice(self.names) if op == "ap" else None))
             elif arity == 1:
                 plan.append((op, None))
@@ -333,6 +340,33 @@ def random_prop_formula(
             return _trivial(op, a, b, _plain_prop)
 
     return gen.generate(rng, _draw_size(rng, size), build)
+
+
+def random_prop_formula_of_at_least(
+    rng: random.Random, size: int, at_least: int, symbols: int | Sequence[str] = 5
+) -> Formula | None:
+    """:func:`random_prop_formula` with ``simplify=True`` and the default priorities, or None where the drawn tree
+    cannot keep ``at_least`` nodes, found as soon as its plan shows it (before the tree is built, most often a few
+    nodes into the plan): a size gate whose smaller sizes are full rejects nearly every large draw, and this finds
+    most of those rejections at a fraction of a draw's cost. Whenever it returns a formula, the random stream was
+    consumed exactly as for :func:`random_prop_formula`, so the same draw gives the same formula.
+
+    Why: every constant leaf takes at least one node with it. A simplified propositional formula is a constant or
+    holds none (each of ``! & | <-> xor`` with a constant operand is rewritten), and by induction over the tree a
+    subtree of ``n`` nodes with ``k >= 1`` constant leaves becomes a constant or a formula of at most ``n - k``
+    nodes (``1 xor f = !f`` adds one node for the two it takes). So a tree of ``size`` nodes with more than ``size -
+    at_least`` constant leaves keeps fewer than ``at_least`` (a constant keeps 1). ``->``, rewritten into ``| !``
+    without the identities, would break this: its default priority is 0."""
+    if size < at_least:
+        return None
+    names = symbol_names(symbols)
+    gen = _Generator(PROP_PRIORITIES, names, _PROP_OPS)
+
+    def build(op: str, a: Formula, b: Formula | None = None) -> Formula:
+        return _trivial(op, a, b, _plain_prop)
+
+    bounded = at_least > 1 and not PROP_PRIORITIES.get("implies")
+    return gen.generate(rng, size, build, max_constants=size - at_least if bounded else None)
 
 
 class SizeGate:

@@ -15,6 +15,7 @@ from hf_symbolinv.logic import (
     format_prop,
     random_ltl_formula,
     random_prop_formula,
+    random_prop_formula_of_at_least,
     symbols_of,
 )
 
@@ -114,6 +115,40 @@ def test_trivial_simplification():
                 assert kids[0] != kids[1]
             if node.op == "U":
                 assert kids[1].op != "true" and kids[0].op != "false" and kids[0] != kids[1]
+
+
+def test_every_constant_leaf_takes_a_node_with_it_when_simplified():
+    # What random_prop_formula_of_at_least relies on: a drawn tree of n nodes with k >= 1 constant leaves simplifies
+    # to a constant or to at most n - k nodes (the drawn tree is the same stream without the identities).
+    tight = 0
+    for seed in range(6000):
+        size = 1 + seed % 35
+        drawn = random_prop_formula(random.Random(seed), size, 5)
+        simplified = random_prop_formula(random.Random(seed), size, 5, simplify=True)
+        constants = sum(node.op in ("true", "false") for node in drawn.walk())
+        assert drawn.size == size
+        if constants and simplified.size > 1:
+            assert simplified.size <= size - constants, (seed, format_prop(drawn), format_prop(simplified))
+            tight += simplified.size == size - constants
+    assert tight > 20  # reached: no slack to spare
+    assert random_prop_formula_of_at_least(random.Random(0), 5, 6) is None  # smaller than asked: nothing drawn
+    assert PROP_PRIORITIES.get("implies", 0) == 0  # "->" keeps its constants: the bound needs it undrawn
+
+
+def test_a_draw_of_at_least_is_the_same_draw_or_provably_smaller():
+    given_up = 0
+    for seed in range(4000):
+        size, at_least = 20 + seed % 16, 1 + seed % 35
+        rng_at_least, rng = random.Random(seed), random.Random(seed)
+        maybe = random_prop_formula_of_at_least(rng_at_least, size, at_least)
+        formula = random_prop_formula(rng, size, 5, simplify=True)
+        if maybe is None:
+            assert formula.size < at_least
+            given_up += 1
+        else:
+            assert maybe == formula
+            assert rng_at_least.random() == rng.random()  # the stream consumed alike
+    assert given_up > 1000
 
 
 def test_size_gate():
