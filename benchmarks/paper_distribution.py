@@ -11,9 +11,14 @@ formula's size and symbol count (``hf_symbolinv.pretrained.model_for``). The tes
     python benchmarks/paper_distribution.py --models runs/campaign/prop-35/checkpoints/checkpoint-1000 ...
     python benchmarks/paper_distribution.py --ship prop-35 --name prop-35 --write-choice   # release a campaign
     python benchmarks/paper_distribution.py --ship prop-35 --cooled --name prop-35        # ... its cool-down
+    python benchmarks/paper_distribution.py --small-formulas    # the shipped table's small-formula columns
+
+``--small-formulas`` adds to each model's row its figures on small formulas (at most 20 nodes), as the shipped
+models' table gives them: the first 1,000 test formulas of ``prop-small`` / ``ltl-small`` (1-3 symbols) and 1,000
+of ``*-small-8sym`` with 4-8 symbols, beam 3; so that the table shows what each shipped model is best at.
 
 Writes ``benchmarks/results/paper_distribution/RESULTS.md`` and ``results.json`` (a model's row is replaced when it
-is measured again; rows of other models are kept).
+is measured again, its small-formula figures with it; rows of other models are kept).
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from learning import load_for_evaluation, machine
+from learning import evaluate_groups, load_for_evaluation, machine, small_tests
 
 import dataset_builders
 from dataset_builders.params import BuildOptions
@@ -93,6 +98,11 @@ def by_band(report: Any) -> dict[str, float]:
     return {band: hits / count for band, (hits, count) in totals.items() if count}
 
 
+def model_name(model_dir: Path) -> str:
+    """A model's name in the table: a shipped model's own, else its folder."""
+    return model_dir.name if model_dir.parent == PRETRAINED_DIR else str(model_dir)
+
+
 def measure(model_dir: Path, task: str, args: argparse.Namespace) -> dict[str, Any]:
     model, tokenizer = load_for_evaluation(model_dir)
     name, size = DATA[task]
@@ -101,7 +111,7 @@ def measure(model_dir: Path, task: str, args: argparse.Namespace) -> dict[str, A
     rows10 = load_split(args.data_dir, name10, size10, "test", args.limit_10sym)
     test10 = evaluate_split(model, tokenizer, task, rows10, 3, False)
     row: dict[str, Any] = {
-        "model": model_dir.name if model_dir.parent == PRETRAINED_DIR else str(model_dir),
+        "model": model_name(model_dir),
         "task": task,
         "parameters": sum(p.numel() for p in model.parameters()),
         "test": {key: test.to_dict()[key] for key in ("count", "correct", "exact", "invalid", "alpha_covariance")},
@@ -133,21 +143,35 @@ def write_choice_table(model: Any, tokenizer: Any, task: str, folder: Path, args
     return report.correct
 
 
+#: The small-formula test groups of the shipped models' table (``learning.small_tests``).
+SMALL_GROUPS = ("1-3 symbols", "4-8 symbols")
+
+
+def small_formula_row(row: dict[str, Any], folder: Path, task: str, args: argparse.Namespace) -> dict[str, Any]:
+    """``row`` (the model's row of ``results.json``) with the model's correct on the small-formula test groups."""
+    scores = evaluate_groups(folder, task, small_tests(args.data_dir, task, args.limit), beam=3)
+    small = {group: scores[group]["correct"] for group in SMALL_GROUPS}
+    counts = {group: scores[group]["count"] for group in SMALL_GROUPS}
+    return {**row, "small_formulas": {**small, "count": counts, "date": datetime.date.today().isoformat()}}
+
+
 def results_table(rows: list[dict[str, Any]]) -> str:
     lines = [
         "| model | task | params | test correct | 1-10 / 11-20 / 21-35 nodes | exact | invalid | alpha-cov (5) | "
-        "10 symbols | paper |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "10 symbols | small formulas, 1-3 / 4-8 symbols | paper |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in rows:
         bands = " / ".join(f"{100 * row['test_by_size'].get(f'{a}-{b}', float('nan')):.1f}" for a, b in SIZE_BANDS)
         test = row["test"]
         alpha = test["alpha_covariance"].get("5", test["alpha_covariance"].get(5))
+        small = row.get("small_formulas")
+        small = " / ".join(f"{100 * small[group]:.1f}" for group in SMALL_GROUPS) if small else ""
         lines.append(
             f"| `{row['model']}` | {row['task']} | {row['parameters']:,} | **{100 * test['correct']:.1f}** | {bands} | "
             f"{100 * test['exact']:.1f} | {100 * test['invalid']:.1f} | "
             f"{'-' if alpha is None else f'{100 * alpha:.0f}'} | {100 * row['test_10sym']['correct']:.1f} | "
-            f"{PAPER[row['task']]} |"
+            f"{small} | {PAPER[row['task']]} |"
         )
     return "\n".join(lines)
 
@@ -299,6 +323,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--write-choice", action="store_true", help="write each shipped model's choice table into its folder"
     )
+    parser.add_argument(
+        "--small-formulas",
+        action="store_true",
+        help="add each model's figures on small formulas (at most 20 nodes, 1-3 and 4-8 symbols) to its row; the "
+        "paper's distribution is not measured again",
+    )
     parser.add_argument("--ship", metavar="CAMPAIGN", help="release the campaign's kept checkpoint as --name")
     parser.add_argument("--name", help="with --ship: the shipped model's name (a folder of hf_symbolinv/pretrained)")
     parser.add_argument(
@@ -312,6 +342,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--ship and --name go together")
     if args.cooled and args.ship is None:
         parser.error("--cooled goes with --ship")
+    if args.small_formulas and (args.ship is not None or args.write_choice):
+        parser.error("--small-formulas measures models already in the table: not with --ship or --write-choice")
     if args.ship is not None:
         import gpu_campaign
 
@@ -341,19 +373,32 @@ def main(argv: list[str] | None = None) -> int:
         )
         save_rows([row])
         return 0
-    folders = [Path(m) for m in args.models] if args.models else [PRETRAINED_DIR / name for name in SHIPPED]
+    shipped = [PRETRAINED_DIR / name for name, task in SHIPPED.items() if task in DATA]  # not clutrr's stories
+    folders = [Path(m) for m in args.models] if args.models else shipped
     for folder in folders:
         task = SHIPPED.get(folder.name) or json.loads((folder / "config.json").read_text()).get("vocabulary")
         if task not in DATA:
             raise SystemExit(f"error: {folder}: not a propositional or LTL model")
-        save_rows([measure(folder, task, args)])
+        if args.small_formulas:
+            row = measured_rows().get(model_name(folder))
+            if row is None:
+                raise SystemExit(f"error: {folder} has no row yet: measure it on the paper's distribution first")
+            save_rows([small_formula_row(row, folder, task, args)])
+        else:
+            save_rows([measure(folder, task, args)])
     return 0
+
+
+def measured_rows() -> dict[str, dict[str, Any]]:
+    """The rows of ``results.json``, by model."""
+    results = RESULTS / "results.json"
+    return {row["model"]: row for row in json.loads(results.read_text())["models"]} if results.is_file() else {}
 
 
 def save_rows(rows: list[dict[str, Any]]) -> None:
     """Add ``rows`` to ``results.json`` (replacing earlier rows of the same models) and write ``RESULTS.md``."""
     results = RESULTS / "results.json"
-    kept = json.loads(results.read_text())["models"] if results.is_file() else []
+    kept = list(measured_rows().values())
     for row in rows:
         kept = [r for r in kept if r["model"] != row["model"]] + [row]
         print(json.dumps(row, default=str), flush=True)

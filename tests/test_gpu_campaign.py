@@ -389,3 +389,33 @@ def test_a_cool_down_branches_from_the_kept_state_and_leaves_the_campaign_as_it_
     folder = paper_distribution.ship(campaign, "tiny-commuted", row, Path(augmented["model"]), augmented)
     card = " ".join((folder / "README.md").read_text().split())
     assert f"`python benchmarks/gpu_campaign.py {campaign} --cool-down 4 --augment commute`" in card
+
+
+def test_small_formula_figures_join_a_measured_models_row_and_its_table_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import paper_distribution
+
+    monkeypatch.setattr(paper_distribution, "RESULTS", tmp_path / "results")
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({"vocabulary": "prop"}))
+    asked = []
+
+    def groups(model_dir: Path, task: str, tests: dict, beam: int) -> dict:
+        asked.append((model_dir, task, beam))
+        return {"1-3 symbols": {"correct": 0.95, "count": 1000}, "4-8 symbols": {"correct": 0.977, "count": 1000}}
+
+    monkeypatch.setattr(paper_distribution, "evaluate_groups", groups)
+    monkeypatch.setattr(paper_distribution, "small_tests", lambda data_dir, task, limit: {})
+    with pytest.raises(SystemExit, match="measure it on the paper's distribution first"):
+        paper_distribution.main(["--small-formulas", "--models", str(folder)])
+    measured = {"correct": 0.9, "exact": 0.1, "invalid": 0.0, "count": 4, "alpha_covariance": {"5": 1.0}}
+    row = {"model": str(folder), "task": "prop", "parameters": 1000, "test": measured, "test_by_size": {}}
+    paper_distribution.save_rows([{**row, "test_10sym": measured, "date": "2026-11-27", "machine": "m"}])
+    assert "|  | 98.03 |" in (tmp_path / "results" / "RESULTS.md").read_text()  # no small-formula figures yet
+    assert paper_distribution.main(["--small-formulas", "--models", str(folder)]) == 0
+    assert asked == [(folder, "prop", 3)]
+    [saved] = json.loads((tmp_path / "results" / "results.json").read_text())["models"]
+    assert saved["small_formulas"]["1-3 symbols"] == 0.95 and saved["test"] == measured  # the rest kept
+    assert "| 95.0 / 97.7 | 98.03 |" in (tmp_path / "results" / "RESULTS.md").read_text()
