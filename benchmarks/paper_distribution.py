@@ -36,7 +36,7 @@ from learning import evaluate_groups, load_for_evaluation, machine, small_tests
 import dataset_builders
 from dataset_builders.params import BuildOptions
 from hf_symbolinv.evaluation import evaluate_model
-from hf_symbolinv.pretrained import CHOICE_TABLE, PRETRAINED_DIR, SHIPPED, SIZE_BANDS, size_band
+from hf_symbolinv.pretrained import CHOICE_TABLE, PRETRAINED_DIR, RETIRED, SHIPPED, SIZE_BANDS, size_band
 from hf_symbolinv.utils.files import record_written, write_text_atomic
 
 REPOSITORY = Path(__file__).resolve().parent.parent
@@ -152,7 +152,16 @@ def small_formula_row(row: dict[str, Any], folder: Path, task: str, args: argpar
     scores = evaluate_groups(folder, task, small_tests(args.data_dir, task, args.limit), beam=3)
     small = {group: scores[group]["correct"] for group in SMALL_GROUPS}
     counts = {group: scores[group]["count"] for group in SMALL_GROUPS}
-    return {**row, "small_formulas": {**small, "count": counts, "date": datetime.date.today().isoformat()}}
+    measured = {"count": counts, "date": datetime.date.today().isoformat(), "machine": machine()}
+    return {**row, "small_formulas": {**small, **measured}}
+
+
+def small_machine(row: dict[str, Any]) -> str:
+    """Where and when a row's small-formula figures were measured, where that differs from the rest of the row."""
+    small = row.get("small_formulas")
+    if not small or (small.get("machine"), small["date"]) == (row["machine"], row["date"]):
+        return ""
+    return f" (small formulas: {small.get('machine', 'machine not recorded')}, {small['date']})"
 
 
 def results_table(rows: list[dict[str, Any]]) -> str:
@@ -168,7 +177,8 @@ def results_table(rows: list[dict[str, Any]]) -> str:
         small = row.get("small_formulas")
         small = " / ".join(f"{100 * small[group]:.1f}" for group in SMALL_GROUPS) if small else ""
         lines.append(
-            f"| `{row['model']}` | {row['task']} | {row['parameters']:,} | **{100 * test['correct']:.1f}** | {bands} | "
+            f"| `{row['model']}`{' (retired)' if row['model'] in RETIRED else ''} | {row['task']} | "
+            f"{row['parameters']:,} | **{100 * test['correct']:.1f}** | {bands} | "
             f"{100 * test['exact']:.1f} | {100 * test['invalid']:.1f} | "
             f"{'-' if alpha is None else f'{100 * alpha:.0f}'} | {100 * row['test_10sym']['correct']:.1f} | "
             f"{small} | {PAPER[row['task']]} |"
@@ -410,7 +420,7 @@ def save_rows(rows: list[dict[str, Any]]) -> None:
         "by the checker; the first 1,000 test formulas of `prop-35` / `ltl-35` (`symbolinv data build NAME "
         "--num-samples 200000`), 500 of the `*-10sym` sets (10 symbols, never seen in training).\n\n"
         f"{results_table(kept)}\n\nMachines: "
-        + "; ".join(sorted({f"`{r['model']}`: {r['machine']}, {r['date']}" for r in kept}))
+        + "; ".join(sorted({f"`{r['model']}`: {r['machine']}, {r['date']}{small_machine(r)}" for r in kept}))
         + f"\n{TABLE_END}"
     )
     path = RESULTS / "RESULTS.md"

@@ -4,7 +4,7 @@ for the Hub).
 
     python scripts/ship_model.py --run benchmarks/results/learning_small/runs/prop-sit --name prop-small \\
         --destination hf_symbolinv/pretrained/prop-small
-    python scripts/ship_model.py --campaign ltl-best --name ltl-best --destination hf_symbolinv/pretrained/ltl-best
+    python scripts/ship_model.py --campaign ltl-small --name ltl-small --destination hf_symbolinv/pretrained/ltl-small
 
 ``--run``: a run of ``benchmarks/learning.py small`` (its ``report.json`` beside the model); ``--campaign``: a
 finished campaign of ``benchmarks/gpu_campaign.py`` (before its resumable state is dropped).
@@ -117,12 +117,12 @@ logits, batch {batch}, {steps:,} steps ({train_minutes} minutes of training on t
 runs). The weights were then cast to float16. Trained on 2 CPU cores instead (`symbolinv train --preset
 {preset}`, 7,000 steps of batch 64, about 40 minutes), the `{preset}` preset reaches the figures in the project's
 `benchmarks/results/learning_small/RESULTS.md`."""
-SOLVE_NOTES = {
-    "prop": "`symbolinv solve` uses it when no model is given for formulas of up to 20 nodes (larger ones go to "
-    "`prop-best`).",
-    "ltl": "`symbolinv solve` answers LTL with `ltl-best`, which does better at every size; give this folder as MODEL "
-    "to use this one.",
-}
+#: What the card says of the automatic choice (hf_symbolinv.pretrained.model_for): measured tables, not thresholds.
+SOLVE_NOTE = (
+    "`symbolinv solve` and the web page ask it, when no model is given, for the formulas its table (`evaluation.json`, "
+    "written by `benchmarks/paper_distribution.py --write-choice`) says it answers best of the shipped models; give "
+    "this folder as MODEL to use it for any formula."
+)
 EXAMPLES = {
     "prop": ("propositional satisfiability", "a satisfying partial assignment", "& a | ! b c", "&a|!bc -> a1b0"),
     "ltl": ("LTL satisfiability", "a satisfying trace (a lasso)", "& a X b", "&aXb -> a;b;{1}"),
@@ -202,7 +202,7 @@ def ship(args: argparse.Namespace) -> int:
         answer=answer,
         example=example,
         example_input=example_input,
-        solve_note=SOLVE_NOTES[task],
+        solve_note=SOLVE_NOTE,
         attention=config.stream_attention,
         width=config.d_model,
         layers=config.encoder_layers,

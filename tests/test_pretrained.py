@@ -20,7 +20,6 @@ MAX_BYTES = {
     "ltl-small": 4 * 10**6,
     "prop-35": 4 * 10**6,
     "ltl-35": 4 * 10**6,
-    "ltl-best": 8 * 2**20,
     "clutrr": 5 * 2**20,
 }
 
@@ -101,9 +100,11 @@ def test_export_refuses_a_folder_of_someone_elses_files_and_an_unknown_name(tmp_
 
 def test_shipped_model_takes_a_name_or_a_task() -> None:
     assert shipped_model("prop") == shipped_model("prop-35")
-    assert shipped_model("ltl") == shipped_model("ltl-best")
+    assert shipped_model("ltl") == shipped_model("ltl-35")
     with pytest.raises(ValueError, match="no trained model 'kinship' ships.*prop-small"):
         shipped_model("kinship")
+    with pytest.raises(ValueError, match="'ltl-best' no longer ships: ltl-35 replaces it"):
+        shipped_model("ltl-best")
 
 
 def _write_table(folder, task: str, cells: dict[int, dict[int, list[int]]]) -> None:

@@ -1,7 +1,7 @@
 """Time per answer of a shipped model with 1 thread and with torch's default, idle and beside busy processes.
 
     python benchmarks/speed/solve_threads.py                     # prop-small, 20 formulas, 0 and 2 busy processes
-    python benchmarks/speed/solve_threads.py --model ltl-best --busy 0 1 2
+    python benchmarks/speed/solve_threads.py --model ltl-35 --busy 0 1 2
 
 Small models answering one input at a time gain nothing from more threads, and on a busy machine the extra
 threads spin against the other work; `symbolinv solve` therefore runs on one thread unless told otherwise

@@ -34,13 +34,19 @@ SHIPPED: dict[str, str] = {
     "ltl-small": "ltl",
     "prop-35": "prop",
     "ltl-35": "ltl",
-    "ltl-best": "ltl",
     "clutrr": "clutrr",
+}
+#: Checkpoints that shipped once and were retired, each with what answers in its place and why.
+RETIRED: dict[str, str] = {
+    "prop-best": "prop-35 replaces it: better at every size of the paper's distribution (94.4% against 32.3%), at a "
+    "sixth of its size",
+    "ltl-best": "ltl-35 replaces it: better on every set measured (the paper's distribution, 10 symbols, small "
+    "formulas of 1-3 and 4-8 symbols) at a sixth of its size",
 }
 #: The shipped tree models (the tree route: ``pipeline("tree-transduction")``), by name, each with its task.
 SHIPPED_TREES: dict[str, str] = {"active-logical": "tree"}
 #: The checkpoint a task's inputs get where no shipped model of the task has a choice table (see :func:`model_for`).
-DEFAULT_FOR_TASK: dict[str, str] = {"prop": "prop-35", "ltl": "ltl-best"}
+DEFAULT_FOR_TASK: dict[str, str] = {"prop": "prop-35", "ltl": "ltl-35"}
 #: The table each shipped folder holds of its model's first answers on the validation split of the task's paper-size
 #: data (``prop-35`` / ``ltl-35``), by symbol count and formula size; written by ``benchmarks/paper_distribution.py
 #: --write-choice``.
@@ -53,9 +59,11 @@ MIN_CELL_COUNT = 30
 
 def shipped_model(name: str) -> Path:
     """The folder of the shipped checkpoint ``name`` (``prop-small``, ``ltl-small``, ``prop-35``, ``ltl-35``,
-    ``ltl-best``, ``clutrr``, ``active-logical``), or of the default checkpoint of a task (``prop``, ``ltl``); a
-    ``ValueError`` names what ships."""
+    ``clutrr``, ``active-logical``), or of the default checkpoint of a task (``prop``, ``ltl``); a ``ValueError``
+    names what ships (and, for a retired checkpoint, what replaces it)."""
     name = DEFAULT_FOR_TASK.get(name, name)
+    if name in RETIRED:
+        raise ValueError(f"the trained model {name!r} no longer ships: {RETIRED[name]}")
     if name not in SHIPPED and name not in SHIPPED_TREES:
         have = ", ".join([*sorted(SHIPPED), *sorted(SHIPPED_TREES), *sorted(DEFAULT_FOR_TASK)])
         raise ValueError(f"no trained model {name!r} ships with the package (shipped: {have}); pass a MODEL folder")
@@ -143,6 +151,7 @@ __all__ = [
     "CHOICE_TABLE",
     "DEFAULT_FOR_TASK",
     "PRETRAINED_DIR",
+    "RETIRED",
     "SHIPPED",
     "SHIPPED_TREES",
     "choice_table",

@@ -208,7 +208,6 @@ def test_the_page_lists_the_shipped_models_and_marks_fixed_embedding_folders(fix
         "prop-35",
         "ltl-small",
         "ltl-35",
-        "ltl-best",
     }
     added = entries[-1]
     assert (added.label, added.folder, added.task, added.fixed) == ("fixed-baseline", fixed_model, "prop", True)
@@ -516,7 +515,7 @@ def test_the_model_panel_shows_the_card_and_the_heatmap_where_the_folder_has_one
     from hf_symbolinv.web.core import ModelEntry
 
     automatic = _card_for(ModelEntry(AUTOMATIC, None, None, shipped=True))
-    assert "prop-small" in automatic and "ltl-best" in automatic and "| correct |" in automatic
+    assert "prop-small" in automatic and "ltl-35" in automatic and "| correct |" in automatic
     assert _heatmap_update(fixed_model)["visible"] is False
     folder = tmp_path / "evaluated"
     folder.mkdir()
