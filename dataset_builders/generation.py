@@ -8,6 +8,7 @@ import multiprocessing
 import os
 import random
 import signal
+import threading
 from collections import Counter, deque
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -117,7 +118,15 @@ def spawn_pool(workers: int, initializer: Callable[..., None] | None = None, ini
     which imports neither torch nor transformers, so each starts in a fraction of a second. Workers ignore
     Ctrl-C: the parent stops them and says "interrupted" once, instead of each worker printing its traceback."""
     context = multiprocessing.get_context("spawn")
-    return context.Pool(workers, initializer=_quiet_worker, initargs=(initializer, initargs))
+    if threading.current_thread() is not threading.main_thread():  # only the main thread may set a handler
+        return context.Pool(workers, initializer=_quiet_worker, initargs=(initializer, initargs))
+    # Born ignoring Ctrl-C: a worker still importing when it comes (a busy machine) would otherwise print a traceback
+    # before _quiet_worker runs. An ignored signal stays ignored across exec, and Python keeps it so at start-up.
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        return context.Pool(workers, initializer=_quiet_worker, initargs=(initializer, initargs))
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_DFL if previous is None else previous)
 
 
 def _quiet_worker(initializer: Callable[..., None] | None, initargs: tuple) -> None:
