@@ -74,7 +74,7 @@ def derived_int(seed: int, low: int, high: int, *parts: object) -> int:
 
 
 class DerivedInts:
-    """``derived_int(seed, low, high, *parts, index)`` for any integer ``index``, at about a quarter of its cost: the
+    """``derived_int(seed, low, high, *parts, index)`` for any integer ``index``, at about 60% of its cost: the
     hash of the text that every index shares is computed once and copied (SHA-256 reads its input in order, so the
     digest is the same). A size-gated build asks it for hundreds of millions of indices, nearly all skipped."""
 

@@ -298,6 +298,10 @@ def _trivial(op: str, a: Formula, b: Formula | None, plain) -> Formula:
     return plain(op, a, b) if b is not None else plain(op, a)
 
 
+def _simplified_prop(op: str, a: Formula, b: Formula | None = None) -> Formula:
+    return _trivial(op, a, b, _plain_prop)
+
+
 def random_ltl_formula(
     rng: random.Random,
     size: int | tuple[int, int],
@@ -333,13 +337,7 @@ def random_prop_formula(
     """A random propositional formula (``! & | <-> xor``; ``implies`` is rewritten), as above."""
     names = symbol_names(symbols)
     gen = _Generator(PROP_PRIORITIES if priorities is None else priorities, names, _PROP_OPS)
-    build = _plain_prop
-    if simplify:
-
-        def build(op: str, a: Formula, b: Formula | None = None) -> Formula:
-            return _trivial(op, a, b, _plain_prop)
-
-    return gen.generate(rng, _draw_size(rng, size), build)
+    return gen.generate(rng, _draw_size(rng, size), _simplified_prop if simplify else _plain_prop)
 
 
 def random_prop_formula_of_at_least(
@@ -361,12 +359,8 @@ def random_prop_formula_of_at_least(
         return None
     names = symbol_names(symbols)
     gen = _Generator(PROP_PRIORITIES, names, _PROP_OPS)
-
-    def build(op: str, a: Formula, b: Formula | None = None) -> Formula:
-        return _trivial(op, a, b, _plain_prop)
-
     bounded = at_least > 1 and not PROP_PRIORITIES.get("implies")
-    return gen.generate(rng, size, build, max_constants=size - at_least if bounded else None)
+    return gen.generate(rng, size, _simplified_prop, max_constants=size - at_least if bounded else None)
 
 
 class SizeGate:
