@@ -126,6 +126,11 @@ def run_settings(name: str) -> list[str]:
     return settings + ([f"mse_weight={MSE_WEIGHT[name]:g}"] if name in MSE_WEIGHT else [])
 
 
+def continue_option(name: str) -> str:
+    """A continuation's ``--set`` as written in the results and cards (empty for one that changes no setting)."""
+    return f"`--set {' '.join(CONTINUE_SETTINGS[name])}`" if name in CONTINUE_SETTINGS else ""
+
+
 def command(name: str, seed: int, data: Path, out: Path, steps: int, minutes: float) -> list[str]:
     # A continuation: the run it continues, of the same seed, trained further (a new cosine schedule from its model).
     if name in CONTINUES:
@@ -262,7 +267,7 @@ def collect(args: argparse.Namespace) -> None:
         f"{EVALUATION_DEPTH} and N = {DEFAULT_STEPS} unless said otherwise); a "
         "continuation (`*-continued*`, `*-chosen*`) is `--init-from` the model of the stretch it continues instead of "
         f"`--preset`, with a new cosine schedule ({', '.join(sorted(OPTIONS))}: lr 3e-4) and, for "
-        + ", ".join(f"{name} `--set {' '.join(values)}`" for name, values in CONTINUE_SETTINGS.items())
+        + ", ".join(f"{name} {continue_option(name)}" for name in CONTINUE_SETTINGS)
         + ". "
         f"{', '.join(sorted(TRAIN_DEPTH))}: trained at `max_depth=7` (every training tree fits), grown to "
         f"{EVALUATION_DEPTH} to be judged (`resize_max_depth`).",
@@ -343,7 +348,7 @@ def stretch_history(chain: list[str], steps: list[int | None], seed: str) -> str
         return ""
     commands = ", then ".join(
         f"`train {stretch} --steps {count}`"
-        + (f" (`--set {' '.join(CONTINUE_SETTINGS[stretch])}`)" if stretch in CONTINUE_SETTINGS else "")
+        + (f" ({continue_option(stretch)})" if stretch in CONTINUE_SETTINGS else "")
         + (" (lr 3e-4)" if stretch in OPTIONS else "")
         for stretch, count in zip(chain, steps)
     )
