@@ -372,12 +372,14 @@ def train_arguments(
     return train_command_line(train_options(campaign, data, work, minutes, workers, compile_backend))
 
 
-def validation_scores(checkpoint: Path, task: str, data: Path, beam: int = 1) -> dict[str, Any]:
-    """Correct / exact / invalid of ``checkpoint`` on the first :data:`EVAL_SAMPLES` validation formulas."""
+def validation_scores(
+    checkpoint: Path, task: str, data: Path, beam: int = 1, split_name: str = "validation"
+) -> dict[str, Any]:
+    """Correct / exact / invalid of ``checkpoint`` on the first :data:`EVAL_SAMPLES` formulas of ``split_name``."""
     from datasets import load_dataset
 
     model, tokenizer = load_for_evaluation(checkpoint)
-    split = load_dataset(str(data), split="validation")
+    split = load_dataset(str(data), split=split_name)
     split = split.select(range(min(EVAL_SAMPLES, len(split))))
     report = evaluate_model(
         model,
@@ -500,7 +502,9 @@ def call_entry(
     campaign: Campaign, checkpoint: Path, of: int, start_step: int, seconds: float, data: Path, **details: Any
 ) -> dict[str, Any]:
     """The log line of one call that trained from ``start_step`` to ``checkpoint`` (of ``of`` steps) in ``seconds``:
-    when, where, how fast, ``details``, the losses and ``checkpoint``'s validation scores."""
+    when, where, how fast, ``details``, the losses and ``checkpoint``'s validation scores, and its scores on as many
+    training formulas: where these stay level with the validation's, the run is not learning its pool by heart (a
+    campaign sees each training formula dozens of times)."""
     step = checkpoint_step(checkpoint)
     return {
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
@@ -513,6 +517,7 @@ def call_entry(
         **details,
         **last_losses(checkpoint),
         "validation": validation_scores(checkpoint, campaign.task, data),
+        "training_formulas": validation_scores(checkpoint, campaign.task, data, split_name="train"),
     }
 
 
@@ -644,8 +649,9 @@ def history(name: str) -> list[dict[str, Any]]:
 
 
 def log_row(entry: dict[str, Any], *cells: str) -> str:
-    """A logged call as a row of ``LOG.md``: date, device, ``cells``, step, samples/s, losses, validation correct."""
-    validation = entry["validation"]
+    """A logged call as a row of ``LOG.md``: date, device, ``cells``, step, samples/s, losses, validation correct,
+    correct on as many training formulas (measured from 2026-11-27 on; a dash before)."""
+    validation, training = entry["validation"], entry.get("training_formulas")
     return (
         "| "
         + " | ".join(
@@ -658,6 +664,7 @@ def log_row(entry: dict[str, Any], *cells: str) -> str:
                 f"{entry.get('train_loss', float('nan')):.3f}",
                 f"{entry.get('eval_loss', float('nan')):.3f}",
                 f"{100 * validation['correct']:.1f}% of {validation['count']}",
+                f"{100 * training['correct']:.1f}%" if training else "-",
             ]
         )
         + " |"
@@ -673,8 +680,9 @@ def log_table(name: str) -> str:
     rows = [
         f"### `{name}`: {CAMPAIGNS[name].what}",
         "",
-        "| date (UTC) | device | step | samples/s | train loss | validation loss | validation correct (greedy) |",
-        "|---|---|---|---|---|---|---|",
+        "| date (UTC) | device | step | samples/s | train loss | validation loss | validation correct (greedy) | "
+        "training formulas correct (as many) |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     rows += [log_row(entry) for entry in log_entries(state_folder(name))]
     cooldowns = log_entries(state_folder(name), COOLDOWN_LOG)
@@ -684,8 +692,8 @@ def log_table(name: str) -> str:
             f"Cool-downs of `{name}` (`--cool-down STEPS`: from the kept step, the learning rate decayed to zero):",
             "",
             "| date (UTC) | device | from step | learning rate | step | samples/s | train loss | validation loss | "
-            "validation correct (greedy) |",
-            "|---|---|---|---|---|---|---|---|---|",
+            "validation correct (greedy) | training formulas correct (as many) |",
+            "|---|---|---|---|---|---|---|---|---|---|",
         ]
         rows += [log_row(entry, augmented_step(entry), f"{entry['lr']:g}") for entry in cooldowns]
     return "\n".join(rows)

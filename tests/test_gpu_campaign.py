@@ -55,9 +55,27 @@ def test_a_run_continues_on_a_bare_machine_from_the_state_folder_and_ends(
     campaign: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     state = tmp_path / "state" / campaign
+    judged: list[list[str]] = []
+    evaluate_model = gpu_campaign.evaluate_model
+
+    def recording(model, tokenizer, task, inputs, *args, **kwargs):
+        judged.append(list(inputs))
+        return evaluate_model(model, tokenizer, task, inputs, *args, **kwargs)
+
+    monkeypatch.setattr(gpu_campaign, "evaluate_model", recording)
     # A time limit this short stops the first call after its first step, with a checkpoint.
     assert call(tmp_path, 1e-4) == 0
     first = gpu_campaign.log_entries(state)
+    # Each call is judged on the first validation formulas and on as many training formulas (memorization shows as
+    # a gap between the two), and LOG.md gives both.
+    from datasets import load_dataset
+
+    data = str(tmp_path / "data" / "ltl-small")
+    splits = {name: list(load_dataset(data, split=name)["input"][:4]) for name in ("validation", "train")}
+    assert judged == [splits["validation"], splits["train"]]
+    assert first[0]["training_formulas"]["count"] == 4
+    correct = first[0]["training_formulas"]["correct"]
+    assert gpu_campaign.log_table(campaign).splitlines()[-1].endswith(f"% of 4 | {100 * correct:.1f}% |")
     assert [entry["step"] for entry in first] == [1]
     assert first[0]["optimizer_kept"] is True
     assert (gpu_campaign.kept_checkpoint(state) / "optimizer.pt").is_file()
