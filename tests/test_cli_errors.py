@@ -272,6 +272,25 @@ def test_resuming_with_another_architecture_is_refused(prop_data: Path, tmp_path
     assert "encoder_position_encoding: 'tree' -> 'rope'" in err and "--no-resume" in err
 
 
+@pytest.mark.slow
+def test_resuming_without_dropout_goes_on_and_says_so(prop_data: Path, tmp_path: Path, capsys) -> None:
+    # Dropout is regularization of the training only: a long run may drop it on resume (announced), while an
+    # architecture change beside it is still refused, naming only that field.
+    output = tmp_path / "run"
+    assert _train(prop_data, output, "dropout=0.1", steps="4") == 0
+    capsys.readouterr()
+    assert _train(prop_data, output, "dropout=0.0", "encoder_position_encoding=rope", steps="8") == 2
+    err = capsys.readouterr().err
+    assert "encoder_position_encoding: 'tree' -> 'rope'" in err and "dropout:" not in err
+    assert _train(prop_data, output, "dropout=0.0", steps="8") == 0
+    out = capsys.readouterr().out
+    assert "continuing checkpoint-4 with dropout 0.1 -> 0.0 (regularization only" in out
+    saved = json.loads((output / "model" / "config.json").read_text())
+    assert saved["dropout"] == 0.0
+    state = json.loads((output / "checkpoints" / "checkpoint-8" / "trainer_state.json").read_text())
+    assert [row["step"] for row in state["log_history"] if "loss" in row][-1] == 8
+
+
 @pytest.mark.parametrize("kind", ["missing", "file"])
 def test_convert_names_a_missing_or_wrong_kind_source(tmp_path: Path, capsys, kind: str) -> None:
     source = tmp_path / "src"

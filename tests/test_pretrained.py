@@ -352,8 +352,20 @@ def test_a_loaded_models_architecture_is_not_changed_by_set(prop_data, tmp_path,
     argv += ["--output", str(tmp_path / "o"), "--steps", "1", "--set", "num_layers=1"]
     assert main(argv) == 2
     err = capsys.readouterr().err
-    assert "--set num_layers: a model loaded with --init-from keeps its architecture; it may change none" in err
+    assert (
+        "--set num_layers: a model loaded with --init-from keeps its architecture; it may change only dropout, "
+        "attention_dropout, activation_dropout" in err
+    )
     assert len(err.strip().splitlines()) == 1 and not (tmp_path / "o").exists()
+
+
+def test_a_loaded_model_is_trained_on_without_dropout_where_set_says_so(prop_data, tmp_path) -> None:
+    assert json.loads((shipped_model("prop-small") / "config.json").read_text())["dropout"] == 0.1
+    argv = ["train", "--task", "prop", "--init-from", str(shipped_model("prop-small")), "--data", str(prop_data)]
+    argv += ["--output", str(tmp_path / "o"), "--steps", "1", "--eval-samples", "4", "--set", "dropout=0.0"]
+    assert main(argv) == 0
+    assert json.loads((tmp_path / "o" / "model" / "config.json").read_text())["dropout"] == 0.0
+    assert "with dropout=0.0" in (tmp_path / "o" / "model" / "README.md").read_text()
 
 
 def test_a_shipped_model_is_fine_tuned_in_float32(prop_data, tmp_path) -> None:

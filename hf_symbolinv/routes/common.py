@@ -47,24 +47,49 @@ _NOT_ARCHITECTURE = frozenset(
 )
 
 
+#: Config entries a resumed run may change: regularization of the training only (no weight, no shape and no answer
+#: of the trained model depends on them), so that a long run can go on without dropout once it shows it does not
+#: learn its data by heart. The change is announced.
+RESUMABLE_SETTINGS = frozenset({"dropout", "attention_dropout", "activation_dropout", "classifier_dropout"})
+
+
+def _config_changes(config: Any, checkpoint: Path) -> list[tuple[str, Any, Any]]:
+    """The config fields (name, saved value, value of ``config``) that differ from those ``checkpoint`` was trained
+    with, bookkeeping aside."""
+    saved_file = checkpoint / "config.json"
+    if not saved_file.is_file():
+        return []
+    saved = json.loads(saved_file.read_text(encoding="utf-8"))
+    current = json.loads(config.to_json_string(use_diff=False))  # as saved: JSON keys are strings
+    return [
+        (key, saved[key], current[key])
+        for key in sorted(saved.keys() & current.keys())
+        if key not in _NOT_ARCHITECTURE and saved[key] != current[key]
+    ]
+
+
 def resume_mismatch(config: Any, checkpoint: Path) -> str | None:
-    """Which config fields of ``config`` differ from those ``checkpoint`` was trained with, or None.
+    """Which config fields of ``config`` differ from those ``checkpoint`` was trained with, or None
+    (:data:`RESUMABLE_SETTINGS` may differ).
 
     The Trainer would load the old weights into the new architecture where shapes allow, or fail deep
     inside; naming the fields lets the user choose between the old settings and ``--no-resume``.
     """
-    saved_file = checkpoint / "config.json"
-    if not saved_file.is_file():
-        return None
-    saved = json.loads(saved_file.read_text(encoding="utf-8"))
-    current = json.loads(config.to_json_string(use_diff=False))  # as saved: JSON keys are strings
-    differ = sorted(
-        key for key in saved.keys() & current.keys() if key not in _NOT_ARCHITECTURE and saved[key] != current[key]
-    )
+    differ = [change for change in _config_changes(config, checkpoint) if change[0] not in RESUMABLE_SETTINGS]
     if not differ:
         return None
-    changes = ", ".join(f"{key}: {saved[key]!r} -> {current[key]!r}" for key in differ)
+    changes = ", ".join(f"{key}: {saved!r} -> {current!r}" for key, saved, current in differ)
     return f"{checkpoint} was trained with other settings ({changes}); keep them, or pass --no-resume"
+
+
+def resumed_setting_changes(config: Any, checkpoint: Path) -> list[str]:
+    """The announcements of the :data:`RESUMABLE_SETTINGS` that ``config`` changes on ``checkpoint``."""
+    return [
+        f"continuing {checkpoint.name} with {key} {saved!r} -> {current!r} (regularization only: the weights are "
+        "taken as they are)"
+        for key, saved, current in _config_changes(config, checkpoint)
+        if key in RESUMABLE_SETTINGS
+    ]
 
 
 def given_warmup(args: Any) -> int | float | None:
@@ -79,7 +104,13 @@ def checkpoint_problem(config: Any, checkpoints: Path, no_resume: bool) -> str |
     from ..training import resume_point
 
     found = resume_point(checkpoints, announce=False) if not no_resume else None
-    return resume_mismatch(config, found) if found is not None else None
+    if found is None:
+        return None
+    problem = resume_mismatch(config, found)
+    if problem is None:
+        for line in resumed_setting_changes(config, found):
+            print(line, flush=True)
+    return problem
 
 
 def stopped_early(stop: Any, steps: int, checkpoints: Path) -> bool:

@@ -73,10 +73,14 @@ def train_seq2seq(args: Any, output: Path, config: Any, init_folder: Path | None
     if init_folder is not None:
         from ..models.folders import check_tokenizer, load_folder
 
-        model, tokenizer = load_folder(init_folder)
+        # --set on a loaded model: only its family's fine_tune_fields get here (checked before), set on its config as
+        # it loads; the trained model records the new values.
+        model, tokenizer = load_folder(init_folder, **args.overrides)
         check_tokenizer(tokenizer, model)
         config = model.config
         origin = f"`{args.init_from}`"
+        if args.overrides:
+            origin += " with " + ", ".join(f"{name}={value}" for name, value in args.overrides.items())
     else:
         tokenizer = get_family(config.model_type).new_tokenizer(config, args.task)
         model = None

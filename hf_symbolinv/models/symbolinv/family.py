@@ -116,5 +116,7 @@ FAMILY = Family(
     card=card,
     register_auto=register_auto,
     options=("embedding_type",),
+    # Regularization of the training only: a fine-tuning or a long run continued from a saved model may drop it.
+    fine_tune_fields=("dropout", "attention_dropout", "activation_dropout"),
 )
 register_family(FAMILY)
