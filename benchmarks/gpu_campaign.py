@@ -46,7 +46,7 @@ import json
 import shutil
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -372,27 +372,29 @@ def train_arguments(
     return train_command_line(train_options(campaign, data, work, minutes, workers, compile_backend))
 
 
-def validation_scores(
-    checkpoint: Path, task: str, data: Path, beam: int = 1, split_name: str = "validation"
-) -> dict[str, Any]:
-    """Correct / exact / invalid of ``checkpoint`` on the first :data:`EVAL_SAMPLES` formulas of ``split_name``."""
+def split_scores(checkpoint: Path, task: str, data: Path, split_names: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """Correct / exact / invalid of ``checkpoint`` (greedy) on the first :data:`EVAL_SAMPLES` formulas of each of
+    ``split_names``, the model loaded once."""
     from datasets import load_dataset
 
     model, tokenizer = load_for_evaluation(checkpoint)
-    split = load_dataset(str(data), split=split_name)
-    split = split.select(range(min(EVAL_SAMPLES, len(split))))
-    report = evaluate_model(
-        model,
-        tokenizer,
-        task,
-        list(split["input"]),
-        list(split["target"]),
-        num_beams=beam,
-        batch_size=256,
-        alpha_symbol_counts=(),
-        progress=False,
-    )
-    return {key: report.to_dict()[key] for key in ("count", "correct", "exact", "invalid")}
+    scores = {}
+    for name in split_names:
+        split = load_dataset(str(data), split=name)
+        split = split.select(range(min(EVAL_SAMPLES, len(split))))
+        report = evaluate_model(
+            model,
+            tokenizer,
+            task,
+            list(split["input"]),
+            list(split["target"]),
+            num_beams=1,
+            batch_size=256,
+            alpha_symbol_counts=(),
+            progress=False,
+        )
+        scores[name] = {key: report.to_dict()[key] for key in ("count", "correct", "exact", "invalid")}
+    return scores
 
 
 def last_losses(checkpoint: Path) -> dict[str, float]:
@@ -506,8 +508,10 @@ def call_entry(
     training formulas: where these stay level with the validation's, the run is not learning its pool by heart (a
     campaign sees each training formula dozens of times)."""
     step = checkpoint_step(checkpoint)
+    date = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")  # when training ended, before judging
+    scores = split_scores(checkpoint, campaign.task, data, ("validation", "train"))
     return {
-        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "date": date,
         "device": device_name(),
         "step": step,
         "of": of,
@@ -516,8 +520,8 @@ def call_entry(
         "call_minutes": round(seconds / 60, 2),
         **details,
         **last_losses(checkpoint),
-        "validation": validation_scores(checkpoint, campaign.task, data),
-        "training_formulas": validation_scores(checkpoint, campaign.task, data, split_name="train"),
+        "validation": scores["validation"],
+        "training_formulas": scores["train"],
     }
 
 

@@ -53,43 +53,41 @@ _NOT_ARCHITECTURE = frozenset(
 RESUMABLE_SETTINGS = frozenset({"dropout", "attention_dropout", "activation_dropout", "classifier_dropout"})
 
 
-def _config_changes(config: Any, checkpoint: Path) -> list[tuple[str, Any, Any]]:
-    """The config fields (name, saved value, value of ``config``) that differ from those ``checkpoint`` was trained
-    with, bookkeeping aside."""
-    saved_file = checkpoint / "config.json"
-    if not saved_file.is_file():
-        return []
-    saved = json.loads(saved_file.read_text(encoding="utf-8"))
-    current = json.loads(config.to_json_string(use_diff=False))  # as saved: JSON keys are strings
-    return [
-        (key, saved[key], current[key])
-        for key in sorted(saved.keys() & current.keys())
-        if key not in _NOT_ARCHITECTURE and saved[key] != current[key]
-    ]
-
-
-def resume_mismatch(config: Any, checkpoint: Path) -> str | None:
-    """Which config fields of ``config`` differ from those ``checkpoint`` was trained with, or None
-    (:data:`RESUMABLE_SETTINGS` may differ).
+def resume_mismatch(config: Any, checkpoint: Path) -> tuple[str | None, list[str]]:
+    """Compare the config fields of ``config`` to those ``checkpoint`` was trained with: the refusal naming each
+    changed field and both values (None: none), and an announcement for each :data:`RESUMABLE_SETTINGS` change,
+    which goes on (as :func:`~hf_symbolinv.training.checkpoints.options_problem` does for the options).
 
     The Trainer would load the old weights into the new architecture where shapes allow, or fail deep
     inside; naming the fields lets the user choose between the old settings and ``--no-resume``.
     """
-    differ = [change for change in _config_changes(config, checkpoint) if change[0] not in RESUMABLE_SETTINGS]
-    if not differ:
-        return None
-    changes = ", ".join(f"{key}: {saved!r} -> {current!r}" for key, saved, current in differ)
-    return f"{checkpoint} was trained with other settings ({changes}); keep them, or pass --no-resume"
+    saved_file = checkpoint / "config.json"
+    if not saved_file.is_file():
+        return None, []
+    saved = json.loads(saved_file.read_text(encoding="utf-8"))
+    current = json.loads(config.to_json_string(use_diff=False))  # as saved: JSON keys are strings
+    refused, applied = [], []
+    for key in sorted(saved.keys() & current.keys()):
+        if key in _NOT_ARCHITECTURE or saved[key] == current[key]:
+            continue
+        if key in RESUMABLE_SETTINGS:
+            applied.append(
+                f"continuing {checkpoint.name} with {key} {saved[key]!r} -> {current[key]!r} (regularization only: "
+                "the weights are taken as they are)"
+            )
+        else:
+            refused.append(f"{key}: {saved[key]!r} -> {current[key]!r}")
+    if refused:
+        changes = ", ".join(refused)
+        return f"{checkpoint} was trained with other settings ({changes}); keep them, or pass --no-resume", []
+    return None, applied
 
 
-def resumed_setting_changes(config: Any, checkpoint: Path) -> list[str]:
-    """The announcements of the :data:`RESUMABLE_SETTINGS` that ``config`` changes on ``checkpoint``."""
-    return [
-        f"continuing {checkpoint.name} with {key} {saved!r} -> {current!r} (regularization only: the weights are "
-        "taken as they are)"
-        for key, saved, current in _config_changes(config, checkpoint)
-        if key in RESUMABLE_SETTINGS
-    ]
+def with_overrides(origin: str, overrides: dict[str, Any]) -> str:
+    """Where a training started, as its card writes it, with the ``--set`` settings changed on a loaded model."""
+    if not overrides:
+        return origin
+    return f"{origin} with " + ", ".join(f"{name}={value}" for name, value in overrides.items())
 
 
 def given_warmup(args: Any) -> int | float | None:
@@ -106,10 +104,9 @@ def checkpoint_problem(config: Any, checkpoints: Path, no_resume: bool) -> str |
     found = resume_point(checkpoints, announce=False) if not no_resume else None
     if found is None:
         return None
-    problem = resume_mismatch(config, found)
-    if problem is None:
-        for line in resumed_setting_changes(config, found):
-            print(line, flush=True)
+    problem, applied = resume_mismatch(config, found)
+    for line in applied:
+        print(line, flush=True)
     return problem
 
 

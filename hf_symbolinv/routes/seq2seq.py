@@ -18,6 +18,7 @@ from .common import (
     load_split,
     save_trained_model,
     stopped_early,
+    with_overrides,
 )
 
 
@@ -78,9 +79,7 @@ def train_seq2seq(args: Any, output: Path, config: Any, init_folder: Path | None
         model, tokenizer = load_folder(init_folder, **args.overrides)
         check_tokenizer(tokenizer, model)
         config = model.config
-        origin = f"`{args.init_from}`"
-        if args.overrides:
-            origin += " with " + ", ".join(f"{name}={value}" for name, value in args.overrides.items())
+        origin = with_overrides(f"`{args.init_from}`", args.overrides)
     else:
         tokenizer = get_family(config.model_type).new_tokenizer(config, args.task)
         model = None

@@ -23,6 +23,7 @@ from .common import (
     load_split,
     save_trained_model,
     stopped_early,
+    with_overrides,
 )
 
 #: ``symbolinv train`` options the tree route does not take, with their defaults: given, they are an error
@@ -75,8 +76,7 @@ def train_tree(args: Any, output: Path, config: Any, init_folder: Path | None) -
             setattr(config, name, value)
         if args.overrides:
             config.validate_combinations()
-            changed = ", ".join(f"{name}={value}" for name, value in args.overrides.items())
-            origin = f"{origin} with {changed}"
+            origin = with_overrides(origin, args.overrides)
     else:
         tokenizer = get_family(config.model_type).new_tokenizer(config, args.task)
         model, origin = AutoModel.from_config(config), f"preset `{args.preset}`"
