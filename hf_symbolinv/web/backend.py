@@ -68,6 +68,8 @@ CHECK_MEMORY_LIMIT = 1536 * 2**20
 CHECK_SECONDS = 4.0
 #: Requests a checking process serves before it is replaced (the logic engine's caches live as long as it does).
 CHECK_TASKS_PER_PROCESS = 200
+#: Seconds a new checking process may take to start (a busy server's fork); not counted in a request's limit.
+CHECK_PROCESS_START_LIMIT = 60.0
 #: Copies of each model's pipeline, so that as many requests generate side by side (Gradio's concurrency limit).
 PIPELINE_COPIES = 4
 #: Worker threads: more than Gradio's concurrency limit, so that requests past their time limit (which finish in
@@ -242,6 +244,7 @@ def _worker_loop(connection: Any, memory_limit: int | None) -> None:
         import resource
 
         resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
+    connection.send(None)  # started: the parent counts a request's time limit from here on
     while True:
         try:
             work, args = connection.recv()
@@ -266,6 +269,17 @@ class _Worker:
         self.process.start()
         child.close()
         self.tasks = 0
+        self.started = False
+
+    def wait_started(self) -> None:
+        """Wait for the process to say it started: the start of a replacement on a busy machine is not the
+        request's work, and a request's time limit must not run out on it."""
+        if self.started:
+            return
+        if not self.connection.poll(CHECK_PROCESS_START_LIMIT):
+            raise OSError("the checking process did not start")
+        self.connection.recv()
+        self.started = True
 
     def stop(self) -> None:
         if self.process.is_alive():
@@ -327,6 +341,7 @@ class StoppableWork:
     def __call__(self, work: Callable[..., T], args: tuple) -> T:
         worker = self._take()
         try:
+            worker.wait_started()
             worker.connection.send((work, args))
             if not worker.connection.poll(self.time_limit):
                 worker.stop()

@@ -594,12 +594,12 @@ def test_checking_work_past_its_limit_is_stopped_and_the_next_request_is_served(
     from hf_symbolinv.evaluation.solve import check_answers
     from hf_symbolinv.web.backend import RequestTimeout, StoppableWork
 
-    work = StoppableWork(time_limit=0.5)
+    work = StoppableWork(time_limit=2.0)
     try:
         started = time.perf_counter()
-        with pytest.raises(RequestTimeout, match="longer than 0.5 s"):
+        with pytest.raises(RequestTimeout, match="longer than 2 s"):
             work(time.sleep, (30,))
-        assert time.perf_counter() - started < 3.0  # stopped, not waited for
+        assert time.perf_counter() - started < 15.0  # stopped, not waited for (the process's start is not counted)
         checked = work(check_answers, ("ltl", "U a b", ["b;{1}", "a;{a}"], True, 4.0))
         assert checked.states == ["correct", "incorrect"] and checked.status == "sat"
     finally:
