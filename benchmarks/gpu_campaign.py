@@ -30,6 +30,9 @@ stable, decay): its model is what ships, while the campaign goes on at its own s
 
     python benchmarks/gpu_campaign.py prop-35 --cool-down 1200 --train-minutes 100   # again to continue it
 
+A cool-down stopped before its end keeps its checkpoint in the campaign's state folder (``cooldown-FROM-of-STEPS/``,
+one at a time, replaced), so that the same command continues it on another machine; an ended one keeps nothing there.
+
 The state folder of a run: ``log.jsonl``; while the run goes on, ``checkpoint-STEP/`` (with the package's record of
 its files) and ``current.json``, which names it and is replaced in one atomic rename; once finished,
 ``trainer_state.json``. (States written before ``current.json`` existed keep their checkpoint in ``checkpoint/``, and
@@ -557,6 +560,23 @@ def cooldown_folder(name: str, from_step: int, augment: str = "none") -> Path:
     return WORK_ROOT / (f"{name}-cooldown-{from_step}" + (f"-{augment}" if augment != "none" else ""))
 
 
+def cooldown_state(state: Path, from_step: int, steps: int, augment: str = "none") -> Path:
+    """Where campaign state ``state`` keeps its unfinished cool-down from ``from_step`` over ``steps`` (with
+    ``augment``): its last checkpoint, so that a cool-down longer than a sitting continues on another machine. One
+    at a time, replaced; removed when the cool-down ends (its model is then shipped from the machine it ended on)."""
+    return state / (f"cooldown-{from_step}-of-{steps}" + (f"-{augment}" if augment != "none" else ""))
+
+
+def keep_cooldown(state: Path, branch: Path, checkpoint: Path | None) -> int:
+    """Keep ``checkpoint`` as the cool-down state ``branch`` of campaign state ``state`` (None: the cool-down ended,
+    nothing kept), then remove every other cool-down state: the bytes written."""
+    written = export_checkpoint(checkpoint, branch)[0] if checkpoint is not None else 0
+    for path in state.glob("cooldown-*"):
+        if path.is_dir() and not path.is_symlink() and (checkpoint is None or path != branch):
+            shutil.rmtree(path)
+    return written
+
+
 def cooldown_options(
     campaign: Campaign, kept: Path, from_step: int, steps: int, data: Path, work: Path, args: argparse.Namespace
 ) -> TrainArguments:
@@ -593,9 +613,13 @@ def run_cooldown(name: str, steps: int, args: argparse.Namespace) -> dict[str, A
         )
     from_step = _trainer_step(kept)
     work = cooldown_folder(name, from_step, args.augment)
+    branch = cooldown_state(state, from_step, steps, args.augment)
     data = campaign_data(campaign, args)
     held = last_checkpoint(work / "checkpoints")
     start_step = checkpoint_step(held) if held is not None else 0
+    if state_step(branch) > start_step:  # stopped on another machine (or this one's work folder was removed)
+        start_step = checkpoint_step(restore_checkpoint(branch, work / "checkpoints"))
+        print(f"{name}: the cool-down resumes from its step {start_step:,} (the state kept in {branch})", flush=True)
     arguments = cooldown_options(campaign, kept, from_step, steps, data, work, args)
     print(
         f"{name}: cooling down from step {from_step:,} (learning rate {arguments.lr:g} to 0 over {steps:,} steps)",
@@ -610,6 +634,7 @@ def run_cooldown(name: str, steps: int, args: argparse.Namespace) -> dict[str, A
     if step >= steps:
         model = work / "model"
         entry["model"] = str(model.relative_to(REPOSITORY) if model.is_relative_to(REPOSITORY) else model)
+    entry["state_bytes"] = keep_cooldown(state, branch, checkpoint if step < steps else None)
     append_line(state / COOLDOWN_LOG, entry)
     print(json.dumps({"run": name, "cool_down": entry}, default=str), flush=True)
     if step < steps:

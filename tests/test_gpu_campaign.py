@@ -353,8 +353,19 @@ def test_a_cool_down_branches_from_the_kept_state_and_leaves_the_campaign_as_it_
     with FileLock(tmp_path / "work" / f"{campaign}-cooldown.lock"):
         assert gpu_campaign.main([*arguments, "--cool-down", "4"]) == 2
     assert "a cool-down of tiny is running in another process" in capsys.readouterr().err
+    # Stopped by its time limit after a step, it keeps its checkpoint in the campaign's state, from which the same
+    # command continues it on a machine without its work folder; once ended, nothing of it stays in the state.
+    assert gpu_campaign.main([*arguments, "--cool-down", "4", "--train-minutes", "1e-4"]) == 0
+    branch = state / "cooldown-1-of-4"
+    assert gpu_campaign.state_step(branch) == 1 and gpu_campaign.kept_checkpoint(branch).name == "checkpoint-1"
+    shutil.rmtree(tmp_path / "work" / f"{campaign}-cooldown-1")
+    capsys.readouterr()
     assert gpu_campaign.main([*arguments, "--cool-down", "4"]) == 0
-    (entry,) = gpu_campaign.log_entries(state, gpu_campaign.COOLDOWN_LOG)
+    assert f"the cool-down resumes from its step 1 (the state kept in {branch})" in capsys.readouterr().out
+    assert not branch.exists() and not list(state.glob("cooldown-*"))
+    stopped, entry = gpu_campaign.log_entries(state, gpu_campaign.COOLDOWN_LOG)
+    assert stopped["step"] == 1 and "model" not in stopped and stopped["state_bytes"] > 0
+    assert entry["state_bytes"] == 0
     assert (entry["from_step"], entry["step"], entry["of"]) == (1, 4, 4)
     assert entry["lr"] == gpu_campaign.scheduled_lr(gpu_campaign.CAMPAIGNS[campaign], 1) > 0
     assert entry["validation"]["count"] == 4
@@ -397,7 +408,7 @@ def test_a_cool_down_branches_from_the_kept_state_and_leaves_the_campaign_as_it_
         gpu_campaign.main([*arguments, "--augment", "commute"])
     assert "--augment goes with --cool-down" in capsys.readouterr().err
     assert gpu_campaign.main([*arguments, "--cool-down", "4", "--augment", "commute"]) == 0
-    plain, augmented = gpu_campaign.log_entries(state, gpu_campaign.COOLDOWN_LOG)
+    _, plain, augmented = gpu_campaign.log_entries(state, gpu_campaign.COOLDOWN_LOG)
     assert plain == entry and augmented["augment"] == "commute" and augmented["from_step"] == 1
     assert Path(augmented["model"]) == tmp_path / "work" / f"{campaign}-cooldown-1-commute" / "model"
     options = json.loads((Path(augmented["model"]).parent / "checkpoints" / "checkpoint-4" / MANIFEST).read_text())
