@@ -99,6 +99,23 @@ def test_a_run_continues_on_a_bare_machine_from_the_state_folder_and_ends(
 
 
 @pytest.mark.slow
+def test_a_campaign_that_turns_to_rewritten_formulas_logs_and_marks_where(
+    campaign: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert call(tmp_path, 1e-4) == 0  # one step as written
+    plain = gpu_campaign.CAMPAIGNS[campaign]
+    rewritten = dataclasses.replace(plain, options={**plain.options, "augment": "commute"})
+    monkeypatch.setitem(gpu_campaign.CAMPAIGNS, campaign, rewritten)
+    assert call(tmp_path, 5) == 0
+    assert "with --augment none -> commute" in capsys.readouterr().out  # the resume says what changed
+    entries = gpu_campaign.log_entries(tmp_path / "state" / campaign)
+    assert [(entry["step"], entry.get("augment")) for entry in entries] == [(1, None), (3, "commute")]
+    assert gpu_campaign.augment_start(campaign) == 1
+    rows = gpu_campaign.log_table(campaign).splitlines()[-2:]
+    assert ["(`--augment commute`)" in row for row in rows] == [False, True]
+
+
+@pytest.mark.slow
 def test_a_state_over_the_window_limit_is_kept_without_the_optimizer_and_still_resumes(
     campaign: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -320,6 +337,7 @@ def test_a_campaign_s_own_options_reach_its_training(tmp_path: Path) -> None:
     shipped = gpu_campaign.train_options(gpu_campaign.CAMPAIGNS["ltl-35"], tmp_path, tmp_path, 7, 2)
     assert (shipped.preset, shipped.lr, shipped.warmup_steps) == (None, 5e-4, 1000)
     assert shipped.init_from.endswith("hf_symbolinv/pretrained/ltl-small")
+    assert shipped.augment == "commute"  # the paper's runs draw their formulas rewritten
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -336,6 +354,16 @@ def test_the_cool_down_starts_at_the_campaign_s_scheduled_learning_rate() -> Non
         scheduled = peak * step / warmup if step < warmup else peak * 0.5 * (1 + math.cos(math.pi * done))
         assert gpu_campaign.scheduled_lr(run, step) == pytest.approx(scheduled, rel=0.05, abs=1e-9), step
     assert gpu_campaign.scheduled_lr(run, 10_151) == 4.9e-4  # two significant digits: what the card shows
+
+
+def test_a_cool_down_writes_its_samples_as_its_campaign_unless_told() -> None:
+    import argparse
+
+    def augment(run: str, flag: str | None) -> str:
+        return gpu_campaign.cooldown_augment(gpu_campaign.CAMPAIGNS[run], argparse.Namespace(augment=flag))
+
+    assert augment("prop-35", None) == "commute" and augment("prop-35", "none") == "none"
+    assert augment("prop-small", None) == "none" and augment("prop-small", "commute") == "commute"
 
 
 @pytest.mark.slow
