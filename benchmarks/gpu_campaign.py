@@ -459,7 +459,6 @@ def run_call(name: str, args: argparse.Namespace) -> dict[str, Any]:
     checkpoint, seconds = train_call(name, state, arguments)
     step = checkpoint_step(checkpoint)
     written, optimizer_kept = export_checkpoint(checkpoint, state) if step > state_step(state) else (0, True)
-    augmented = {"augment": campaign.options["augment"]} if campaign.options.get("augment", "none") != "none" else {}
     entry = call_entry(
         campaign,
         checkpoint,
@@ -470,7 +469,7 @@ def run_call(name: str, args: argparse.Namespace) -> dict[str, Any]:
         state_bytes=written,
         optimizer_kept=optimizer_kept,
         compiled=args.compile,
-        **augmented,
+        augment=campaign.options.get("augment", "none"),
     )
     log = state / "log.jsonl"
     previous = append_line(log, entry)
@@ -512,7 +511,14 @@ def train_call(name: str, state: Path, arguments: TrainArguments) -> tuple[Path,
 
 
 def call_entry(
-    campaign: Campaign, checkpoint: Path, of: int, start_step: int, seconds: float, data: Path, **details: Any
+    campaign: Campaign,
+    checkpoint: Path,
+    of: int,
+    start_step: int,
+    seconds: float,
+    data: Path,
+    augment: str = "none",
+    **details: Any,
 ) -> dict[str, Any]:
     """The log line of one call that trained from ``start_step`` to ``checkpoint`` (of ``of`` steps) in ``seconds``:
     when, where, how fast, ``details``, the losses and ``checkpoint``'s validation scores, and its scores on as many
@@ -530,6 +536,7 @@ def call_entry(
         "samples_per_second": round((step - start_step) * campaign.batch_size / seconds, 1),
         "call_minutes": round(seconds / 60, 2),
         **details,
+        **({"augment": augment} if augment != "none" else {}),  # trained on rewritten samples (``--augment``)
         **last_losses(checkpoint),
         "validation": scores["validation"],
         "training_formulas": scores["train"],
@@ -641,9 +648,8 @@ def run_cooldown(name: str, steps: int, args: argparse.Namespace) -> dict[str, A
     )
     checkpoint, seconds = train_call(f"the cool-down of {name}", state, arguments)
     step = checkpoint_step(checkpoint)
-    augmented = {"augment": augment} if augment != "none" else {}
     entry = call_entry(
-        campaign, checkpoint, steps, start_step, seconds, data, from_step=from_step, lr=arguments.lr, **augmented
+        campaign, checkpoint, steps, start_step, seconds, data, from_step=from_step, lr=arguments.lr, augment=augment
     )
     if step >= steps:
         model = work / "model"
