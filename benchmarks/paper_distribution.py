@@ -224,8 +224,8 @@ The table of every shipped model is the project's `benchmarks/results/paper_dist
 
 The `{campaign}` run of the project's `benchmarks/gpu_campaign.py`: `symbolinv train --task {task} --init-from
 hf_symbolinv/pretrained/{init} --data {data} --batch-size {batch} {extra} --steps {steps_total}` (the shipped small
-model as the start; the paper's budget, 50,000 steps of 1,024, as the run's length), in calls that each resume the
-state the repository keeps:
+model as the start; the paper's budget, 50,000 steps of 1,024, as the run's length{turned}), in calls that each
+resume the state the repository keeps:
 
 ```bash
 python benchmarks/gpu_campaign.py {campaign} --train-minutes 100   # again to continue, on a CPU or a GPU
@@ -242,6 +242,16 @@ WHAT = {
     "prop": ("propositional satisfiability", "a complete satisfying assignment"),
     "ltl": ("LTL satisfiability", "a satisfying trace (a lasso)"),
 }
+
+
+def augment_turn(campaign_name: str) -> str:
+    """What a card adds where the campaign turned to rewritten formulas part of the way (its command shows the options
+    it trains with now): from which step, so that the command does not claim the whole run."""
+    import gpu_campaign
+
+    augment = gpu_campaign.CAMPAIGNS[campaign_name].options.get("augment")
+    turned = gpu_campaign.augment_start(campaign_name) if augment else None
+    return f"; `--augment {augment}` from step {turned:,} on, the formulas as written before it" if turned else ""
 
 
 def ship(campaign_name: str, name: str, row: dict[str, Any], source: Path, cooldown: dict[str, Any] | None) -> Path:
@@ -310,6 +320,7 @@ def ship(campaign_name: str, name: str, row: dict[str, Any], source: Path, coold
         batch=campaign.batch_size,
         extra=" ".join(f"--{key.replace('_', '-')} {value}" for key, value in campaign.options.items()),
         steps_total=campaign.steps,
+        turned=augment_turn(campaign_name),
         step=step,
         samples=step * campaign.batch_size,
         share=step * campaign.batch_size / (50_000 * 1_024),

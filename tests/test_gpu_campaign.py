@@ -111,6 +111,12 @@ def test_a_campaign_that_turns_to_rewritten_formulas_logs_and_marks_where(
     entries = gpu_campaign.log_entries(tmp_path / "state" / campaign)
     assert [(entry["step"], entry.get("augment")) for entry in entries] == [(1, None), (3, "commute")]
     assert gpu_campaign.augment_start(campaign) == 1
+    import paper_distribution  # its card says from which step a shipped campaign trained on rewritten formulas
+
+    assert (
+        paper_distribution.augment_turn(campaign)
+        == "; `--augment commute` from step 1 on, the formulas as written before it"
+    )
     rows = gpu_campaign.log_table(campaign).splitlines()[-2:]
     assert ["(`--augment commute`)" in row for row in rows] == [False, True]
 
