@@ -132,15 +132,25 @@ def test_solve_asks_the_model_whose_measured_table_is_best_for_the_formula(tmp_p
     assert pretrained.model_for("ltl", 10) == tmp_path / "temporal"
 
 
-def test_a_thin_cell_is_pooled_with_its_band_and_a_tie_goes_to_the_first_shipped(tmp_path, monkeypatch) -> None:
+def test_a_thin_cell_is_pooled_with_its_band_and_a_tie_goes_to_the_better_table(tmp_path, monkeypatch) -> None:
     monkeypatch.setattr(pretrained, "PRETRAINED_DIR", tmp_path)
     monkeypatch.setattr(pretrained, "SHIPPED", {"small": "prop", "big": "prop"})
     _write_table(tmp_path / "small", "prop", {2: {5: [50, 50]}, 4: {5: [1, 2]}})
     _write_table(tmp_path / "big", "prop", {2: {5: [40, 50]}, 4: {5: [2, 2]}})
     # Two formulas of 4 symbols say little: the band's 52 formulas decide (51 against 42).
     assert pretrained.model_for("prop", 5, num_symbols=4) == tmp_path / "small"
+    # The same tables: the first shipped.
     _write_table(tmp_path / "big", "prop", {2: {5: [50, 50]}, 4: {5: [1, 2]}})
     assert pretrained.model_for("prop", 5, num_symbols=4) == tmp_path / "small"
+    # A tie on the formula's cell goes to the better band: 3 symbols tie (40 of 40), the band reads 75 against 70.
+    _write_table(tmp_path / "small", "prop", {3: {5: [40, 40], 25: [10, 40]}, 4: {5: [30, 40]}})
+    _write_table(tmp_path / "big", "prop", {3: {5: [40, 40], 25: [30, 40]}, 4: {5: [35, 40]}})
+    assert pretrained.model_for("prop", 5, num_symbols=3) == tmp_path / "big"
+    # A tie on the band too goes to the better table: the large formulas decide (30 against 10 of 40).
+    _write_table(tmp_path / "small", "prop", {3: {5: [40, 40], 25: [10, 40]}})
+    _write_table(tmp_path / "big", "prop", {3: {5: [40, 40], 25: [30, 40]}})
+    assert pretrained.model_for("prop", 5, num_symbols=3) == tmp_path / "big"
+    assert pretrained.model_for("prop", 25, num_symbols=3) == tmp_path / "big"
 
 
 def test_a_damaged_choice_table_is_named(tmp_path, monkeypatch) -> None:

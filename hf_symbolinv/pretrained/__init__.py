@@ -117,18 +117,28 @@ def expected_correct(table: dict[str, Any], size: int, num_symbols: int | None) 
     return (hits / count if count else 0.0), count
 
 
+def _whole_table_share(table: dict[str, Any]) -> float:
+    """The share of correct first answers over every cell of ``table``."""
+    hits = count = 0
+    for row in table["cells"].values():
+        for h, c in row.values():
+            hits, count = hits + h, count + c
+    return hits / count if count else 0.0
+
+
 def model_for(task: str, size: int, num_symbols: int | None = None) -> Path:
     """The shipped checkpoint that answers an input of ``task`` with ``size`` nodes and ``num_symbols`` symbols best:
     the one whose choice table (measured, never written by hand) records the most correct first answers for such
-    formulas; the first of :data:`SHIPPED` on a tie. The task's default where no model of the task has a table."""
+    formulas; on a tie, the one with the most over the formula's whole size band, then over its whole table, then
+    the first of :data:`SHIPPED`. The task's default where no model of the task has a table."""
     scored = []
     for order, (name, model_task) in enumerate(SHIPPED.items()):
         if model_task != task or (table := choice_table(name)) is None:
             continue
         share, count = expected_correct(table, size, num_symbols)
         if count:
-            scored.append((-share, order, name))
-    return shipped_model(min(scored)[2] if scored else task)
+            scored.append((-share, -expected_correct(table, size, None)[0], -_whole_table_share(table), order, name))
+    return shipped_model(min(scored)[-1] if scored else task)
 
 
 def export_model(name: str, destination: str | os.PathLike[str]) -> Path:
