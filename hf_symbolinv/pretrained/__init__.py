@@ -94,35 +94,36 @@ def choice_table(name: str) -> dict[str, Any] | None:
         raise ValueError(f"{path}: not a choice table ({error})") from None
 
 
+def _pooled(
+    cells: dict[int, dict[int, tuple[int, int]]], symbol_counts: list[int], low: int = 0, high: int | None = None
+) -> tuple[int, int]:
+    """Correct first answers and formulas that ``cells`` record over ``symbol_counts`` and sizes ``low``-``high``
+    (every size where ``high`` is ``None``)."""
+    hits = count = 0
+    for k in symbol_counts:
+        for n, (h, c) in cells.get(k, {}).items():
+            if low <= n and (high is None or n <= high):
+                hits, count = hits + h, count + c
+    return hits, count
+
+
 def expected_correct(table: dict[str, Any], size: int, num_symbols: int | None) -> tuple[float, int]:
     """The share of correct first answers ``table`` records for formulas of ``size``'s band with ``num_symbols``
     symbols (the largest count it holds where it holds fewer; the whole band where that cell is too thin), and how
     many formulas that share is of."""
     low, high = size_band(size)
     cells: dict[int, dict[int, tuple[int, int]]] = table["cells"]
-
-    def pooled(symbol_counts: list[int]) -> tuple[int, int]:
-        hits = count = 0
-        for k in symbol_counts:
-            for n, (h, c) in cells.get(k, {}).items():
-                if low <= n <= high:
-                    hits, count = hits + h, count + c
-        return hits, count
-
     hits, count = 0, 0
     if num_symbols is not None and cells:
-        hits, count = pooled([min(num_symbols, max(cells))])
+        hits, count = _pooled(cells, [min(num_symbols, max(cells))], low, high)
     if count < MIN_CELL_COUNT:
-        hits, count = pooled(list(cells))
+        hits, count = _pooled(cells, list(cells), low, high)
     return (hits / count if count else 0.0), count
 
 
 def _whole_table_share(table: dict[str, Any]) -> float:
     """The share of correct first answers over every cell of ``table``."""
-    hits = count = 0
-    for row in table["cells"].values():
-        for h, c in row.values():
-            hits, count = hits + h, count + c
+    hits, count = _pooled(table["cells"], list(table["cells"]))
     return hits / count if count else 0.0
 
 
