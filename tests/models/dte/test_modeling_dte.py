@@ -424,7 +424,8 @@ class DTECompileTests(CompileTesterMixin):
     overrides: dict = {}
 
     def make_model(self) -> DTEForTreeTransduction:
-        return tiny_model(**self.overrides)
+        # Two steps: every step is the same code, and tracing time grows with the steps unrolled.
+        return tiny_model(**{"num_steps": 2, **self.overrides})
 
     def make_bucket_batches(self, model) -> tuple[dict, dict, dict]:
         # Trees are (batch, num_roles) for the model's max_depth: the batch size is the only shape that varies. The
@@ -487,7 +488,7 @@ class TestSparseDTECompile(DTECompileTests):
 class TestTDTECompile(DTECompileTests):
     """The sluggish termination (dense mixture): the compiled graph runs every step and selects with tensors."""
 
-    overrides = {"controller": "dte", "termination": "sluggish", "num_steps": 6}
+    overrides = {"controller": "dte", "termination": "sluggish"}
 
 
 @pytest.mark.parametrize(

@@ -107,7 +107,7 @@ class TestFOLNetMaskedLMProperties(ModelTesterMixin):
     test_loads_where_the_package_cannot_be_imported = None  # see TestFOLNetModelProperties
 
     def make_model(self) -> FOLNetForMaskedLM:
-        return build(FOLNetForMaskedLM)
+        return build(FOLNetForMaskedLM, num_layers=1)
 
     def make_inputs(self, model) -> dict:
         return padded_batch()
@@ -119,7 +119,8 @@ class TestFOLNetSeq2SeqProperties(ModelTesterMixin, GenerationTesterMixin):
     test_loads_where_the_package_cannot_be_imported = None  # see TestFOLNetModelProperties
 
     def make_model(self) -> FOLNetForConditionalGeneration:
-        return build(FOLNetForConditionalGeneration, decoder_layers=2)
+        # One layer each way: every layer is the same code, and tracing time grows with the layers unrolled.
+        return build(FOLNetForConditionalGeneration, num_layers=1, decoder_layers=1)
 
     def make_inputs(self, model) -> dict:
         batch = padded_batch()
@@ -473,7 +474,8 @@ def padded_labels(gen: torch.Generator, samples: int, length: int) -> torch.Tens
 
 class TestFOLNetSeq2SeqCompile(CompileTesterMixin):
     def make_model(self) -> FOLNetForConditionalGeneration:
-        return build(FOLNetForConditionalGeneration, decoder_layers=2)
+        # One layer each way: every layer is the same code, and tracing time grows with the layers unrolled.
+        return build(FOLNetForConditionalGeneration, num_layers=1, decoder_layers=1)
 
     def batch(self, model, seed: int, samples: int = 3, length: int = 9, target_length: int = 6) -> dict:
         inputs = bucket_batch(seed, samples, length)
@@ -491,7 +493,7 @@ class TestFOLNetSeq2SeqCompile(CompileTesterMixin):
 
 class TestFOLNetMaskedLMCompile(CompileTesterMixin):
     def make_model(self) -> FOLNetForMaskedLM:
-        return build(FOLNetForMaskedLM)
+        return build(FOLNetForMaskedLM, num_layers=1)
 
     def batch(self, seed: int, samples: int = 3, length: int = 9) -> dict:
         inputs = bucket_batch(seed, samples, length)
@@ -506,7 +508,7 @@ class TestFOLNetMaskedLMCompile(CompileTesterMixin):
 
 class TestFOLNetSequenceClassificationCompile(CompileTesterMixin):
     def make_model(self) -> FOLNetForSequenceClassification:
-        return build(FOLNetForSequenceClassification, num_labels=3)
+        return build(FOLNetForSequenceClassification, num_layers=1, num_labels=3)
 
     def batch(self, seed: int, samples: int = 3, length: int = 9) -> dict:
         labels = torch.randint(0, 3, (samples,), generator=torch.Generator().manual_seed(seed + 100))
