@@ -184,7 +184,10 @@ class ModelTesterMixin(ModelFactories):
 
 
 class CompileTesterMixin(ModelFactories):
-    """``torch.compile(model, fullgraph=True, dynamic=False)``: one graph per shape bucket, nothing left to eager."""
+    """``torch.compile(model, fullgraph=True, dynamic=False)``: one graph per shape bucket, nothing left to eager.
+
+    Tracing time grows with the layers and steps unrolled, and every layer or step runs the same code: the SIT and
+    FOLNet testers build one encoder and one decoder layer, the tree models' two steps."""
 
     #: Dynamo and AOTAutograd trace the forward and the backward graph (where a graph break or a data-dependent
     #: shape would show); inductor's code generation is torch's own, run by one slow test of the SIT.

@@ -424,7 +424,6 @@ class DTECompileTests(CompileTesterMixin):
     overrides: dict = {}
 
     def make_model(self) -> DTEForTreeTransduction:
-        # Two steps: every step is the same code, and tracing time grows with the steps unrolled.
         return tiny_model(**{"num_steps": 2, **self.overrides})
 
     def make_bucket_batches(self, model) -> tuple[dict, dict, dict]:

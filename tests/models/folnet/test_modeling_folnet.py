@@ -473,7 +473,6 @@ def padded_labels(gen: torch.Generator, samples: int, length: int) -> torch.Tens
 
 class TestFOLNetSeq2SeqCompile(CompileTesterMixin):
     def make_model(self) -> FOLNetForConditionalGeneration:
-        # One layer each way: every layer is the same code, and tracing time grows with the layers unrolled.
         return build(FOLNetForConditionalGeneration, num_layers=1, decoder_layers=1)
 
     def batch(self, model, seed: int, samples: int = 3, length: int = 9, target_length: int = 6) -> dict:

@@ -371,7 +371,6 @@ class TestFOLNetInvariantCompile(CompileTesterMixin):
 
     def make_model(self) -> FOLNetForConditionalGeneration:
         torch.manual_seed(0)
-        # One layer each way: every layer is the same code, and tracing time grows with the layers unrolled.
         return FOLNetForConditionalGeneration(invariant_config(num_layers=1, decoder_layers=1, **self.overrides))
 
     def make_bucket_batches(self, model) -> tuple[dict, dict, dict]:

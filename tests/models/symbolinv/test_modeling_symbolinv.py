@@ -879,7 +879,6 @@ class TestSymbolInvCompile(CompileTesterMixin):
     preset, overrides = "ltl-full", {}
 
     def make_model(self) -> SymbolInvForConditionalGeneration:
-        # One layer each way: every layer is the same code, and tracing time grows with the layers unrolled.
         return tiny(self.preset, encoder_layers=1, decoder_layers=1, **self.overrides)
 
     def make_bucket_batches(self, model) -> tuple[dict, dict, dict]:
