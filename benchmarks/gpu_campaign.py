@@ -22,7 +22,9 @@ Run it first whenever a GPU is available, two or three calls per window, and com
     python benchmarks/gpu_campaign.py ltl-small --report               # the log as a table, no training
     python benchmarks/gpu_campaign.py --results                        # LOG.md and curves.png of every run
 
-Work without a GPU never needs it; on a CPU it runs the same way (slowly), which is how it is tested.
+Work without a GPU never needs it; on a CPU it runs the same way (slowly), which is how it is tested. There each
+call trains on one thread unless ``--threads N`` (or ``OMP_NUM_THREADS``) says otherwise: two runs then share two
+cores without spinning against each other.
 
 A campaign's schedule spans its whole budget, so the weights it keeps are taken at a learning rate near its peak. A
 cool-down branches from the kept state and decays that learning rate to zero over a few hundred steps (warm-up,
@@ -67,6 +69,7 @@ from hf_symbolinv.training import RECIPE, default_warmup_steps
 from hf_symbolinv.training.checkpoints import survey, verify_checkpoint
 from hf_symbolinv.utils.files import MANIFEST, read_record, write_record, write_text_atomic
 from hf_symbolinv.utils.progress import quiet_off_terminal
+from hf_symbolinv.utils.threads import set_torch_threads
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 #: The campaigns' resumable states, one folder per run (its kept checkpoint and its log of calls): not results.
@@ -885,9 +888,19 @@ def main(argv: list[str] | None = None) -> int:
         metavar="BACKEND",
         help="train compiled (symbolinv train --compile; the graphs are built again in every call)",
     )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="torch's CPU threads for this call (default: OMP_NUM_THREADS where set, else 1: two runs sharing two "
+        "cores, each with two threads, ran at 31-43% of their speed)",
+    )
     parser.add_argument("--build-workers", type=int, default=None, help="dataset building processes (all cores)")
     parser.add_argument("--test-samples", type=int, default=1000, help="formulas per test group of a finished run")
     args = parser.parse_args(argv)
+    if args.threads is not None and args.threads < 1:
+        parser.error("--threads must be at least 1")
+    set_torch_threads(args.threads)  # one thread per run, unless told (the log's machine line says how many)
     quiet_off_terminal()  # as symbolinv does: no progress bars in a log
     try:
         return _main(parser, args)

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 from filelock import FileLock
 
 from dataset_builders.params import BuildOptions
@@ -44,9 +45,9 @@ def campaign(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     return "tiny"
 
 
-def call(tmp_path: Path, minutes: float) -> int:
+def call(tmp_path: Path, minutes: float, *options: str) -> int:
     return gpu_campaign.main(
-        ["tiny", "--train-minutes", str(minutes), "--data-dir", str(tmp_path / "data"), "--workers", "0"]
+        ["tiny", "--train-minutes", str(minutes), "--data-dir", str(tmp_path / "data"), "--workers", "0", *options]
     )
 
 
@@ -63,9 +64,14 @@ def test_a_run_continues_on_a_bare_machine_from_the_state_folder_and_ends(
         return evaluate_model(model, tokenizer, task, inputs, *args, **kwargs)
 
     monkeypatch.setattr(gpu_campaign, "evaluate_model", recording)
-    # A time limit this short stops the first call after its first step, with a checkpoint.
+    # A time limit this short stops the first call after its first step, with a checkpoint. It trains on one thread
+    # whatever torch had (two runs on two cores, two threads each, ran at a third of the speed), and the log says so.
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    torch.set_num_threads(2)
     assert call(tmp_path, 1e-4) == 0
+    assert torch.get_num_threads() == 1
     first = gpu_campaign.log_entries(state)
+    assert first[0]["device"].endswith(", 1 thread(s) per run")
     # Each call is judged on the first validation formulas and on as many training formulas (memorization shows as
     # a gap between the two), and LOG.md gives both.
     from datasets import load_dataset
@@ -83,9 +89,13 @@ def test_a_run_continues_on_a_bare_machine_from_the_state_folder_and_ends(
     assert first[0]["validation"]["count"] == 4
     # The next window's machine is bare: only the state folder (in the repository) is there.
     shutil.rmtree(tmp_path / "work")
-    assert call(tmp_path, 5) == 0
+    try:
+        assert call(tmp_path, 5, "--threads", "2") == 0  # as many as asked
+    finally:
+        torch.set_num_threads(1)
     entries = gpu_campaign.log_entries(state)
     assert [entry["step"] for entry in entries] == [1, 3]
+    assert entries[1]["device"].endswith(", 2 thread(s) per run")
     history = json.loads((state / "trainer_state.json").read_text())
     assert history["global_step"] == 3
     # The training resumed at step 1 (the Trainer's log has no second step 1), and the finished run keeps its log
@@ -482,3 +492,10 @@ def test_small_formula_figures_join_a_measured_models_row_and_its_table_line(
     [saved] = json.loads((tmp_path / "results" / "results.json").read_text())["models"]
     assert saved["small_formulas"]["1-3 symbols"] == 0.95 and saved["test"] == measured  # the rest kept
     assert "| 95.0 / 97.7 | 98.03 |" in (tmp_path / "results" / "RESULTS.md").read_text()
+
+
+def test_threads_below_one_are_refused(campaign: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stop:
+        gpu_campaign.main([campaign, "--threads", "0"])
+    assert stop.value.code == 2
+    assert "--threads must be at least 1" in capsys.readouterr().err

@@ -1,4 +1,5 @@
-"""Torch's CPU threads for work that answers one small input at a time (``solve``, the web page)."""
+"""Torch's CPU threads for work that answers one small input at a time (``solve``, the web page), and for a
+training campaign that shares its cores with another."""
 
 from __future__ import annotations
 
