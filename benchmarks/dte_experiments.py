@@ -182,17 +182,6 @@ def mean_spread(values: list[float]) -> str:
     return f"{mean:.1f} ± {spread:.1f}"
 
 
-def cpu_name() -> str:
-    """The processor's model name (Linux), or the platform's word for it."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.partition(":")[2].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown processor"
-
-
 #: How the DTE paper states its tree-reversal result (Tables 3 and 4), beside ours, and how the two tasks differ.
 CAR_CDR_AGAINST_THE_PAPERS = [
     "car-cdr-seq, as the papers build it. Our first `car-cdr-seq` wrote the operations as a cons-cell list "
@@ -226,6 +215,7 @@ TREE_REVERSAL_AGAINST_THE_PAPER = [
 
 def collect(out: Path, runs: list[dict], data_dir: Path, command: str | None, tasks: tuple[str, ...]) -> None:
     from hf_symbolinv.utils.files import write_text_atomic
+    from hf_symbolinv.utils.machine import processor_name
 
     reports = [json.loads(p.read_text()) for p in sorted((out / "runs").glob("*/report.json"))]
     reports = [report for report in reports if report["task"] in tasks]
@@ -244,7 +234,7 @@ def collect(out: Path, runs: list[dict], data_dir: Path, command: str | None, ta
     for task in TASKS:
         for line in commands.get(task, []):
             by_command.setdefault(line, []).append(task)
-    machine = f"{platform.machine()} {cpu_name()}, {os.cpu_count()} cores"
+    machine = f"{platform.machine()} {processor_name()}, {os.cpu_count()} cores"
     groups: dict[tuple[str, str], list[dict]] = {}
     for report in reports:
         groups.setdefault((report["task"], report["model"]), []).append(report)

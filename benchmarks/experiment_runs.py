@@ -119,7 +119,9 @@ def read_finished_run(out: Path, run_name: str) -> tuple[Path, dict, str, str]:
 
 def machine_line() -> str:
     """This machine, as the results files name it."""
-    return f"{platform.machine()}, {os.cpu_count()} cores shared with other jobs, one thread per run"
+    from hf_symbolinv.utils.machine import processor_name
+
+    return f"{platform.machine()} {processor_name()}, {os.cpu_count()} cores shared with other jobs, one thread per run"
 
 
 def mean_cell(values: list[float]) -> str:

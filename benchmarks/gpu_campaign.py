@@ -893,7 +893,7 @@ def main(argv: list[str] | None = None) -> int:
         type=int,
         default=None,
         help="torch's CPU threads for this call (default: OMP_NUM_THREADS where set, else 1: two runs sharing two "
-        "cores, each with two threads, ran at 31-43% of their speed)",
+        "cores, each with two threads, ran at 31-43%% of their speed)",
     )
     parser.add_argument("--build-workers", type=int, default=None, help="dataset building processes (all cores)")
     parser.add_argument("--test-samples", type=int, default=1000, help="formulas per test group of a finished run")

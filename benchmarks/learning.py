@@ -42,6 +42,7 @@ from hf_symbolinv.evaluation import evaluate_model
 from hf_symbolinv.routes import TrainArguments, train
 from hf_symbolinv.training import default_warmup_steps
 from hf_symbolinv.utils.files import write_text_atomic
+from hf_symbolinv.utils.machine import processor_name
 from hf_symbolinv.utils.progress import quiet_off_terminal
 
 REPOSITORY = Path(__file__).resolve().parent.parent
@@ -87,14 +88,13 @@ CURVE_STEPS = 2000
 
 
 def machine() -> str:
-    cpu = platform.machine()
-    try:  # the processor's name, where Linux tells it
-        names = [line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")]
-        cpu = f"{cpu} {names[0]}" if names else cpu
-    except OSError:
-        pass
+    """This machine as the training logs name it: the architecture and the processor, the cores, torch and its
+    threads."""
     threads = torch.get_num_threads()
-    return f"{cpu}, {os.cpu_count()} cores, torch {torch.__version__}, {threads} thread(s) per run"
+    return (
+        f"{platform.machine()} {processor_name()}, {os.cpu_count()} cores, torch {torch.__version__}, "
+        f"{threads} thread(s) per run"
+    )
 
 
 def train_options(

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import sys
 import time
 from pathlib import Path
@@ -28,6 +27,7 @@ from transformers import Seq2SeqTrainer, Seq2SeqTrainingArguments, set_seed
 from hf_symbolinv import SymbolInvConfig, SymbolInvForConditionalGeneration, SymbolInvTokenizer
 from hf_symbolinv.training import SymbolInvDataCollator, recipe_arguments, tokenize_dataset
 from hf_symbolinv.utils.files import save_model_folder, write_text_atomic
+from hf_symbolinv.utils.machine import processor_name
 
 MODELS = {
     "SIT prop-best": dict(preset="prop-best"),
@@ -117,8 +117,7 @@ def main() -> int:
 
     results["wall_minutes"] = (time.time() - started) / 60
     results["machine"] = (
-        f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch "
-        f"{torch.__version__}, {torch.get_num_threads()} threads"
+        f"{processor_name()}, {os.cpu_count()} cores, torch {torch.__version__}, {torch.get_num_threads()} threads"
     )
     results["command"] = "python " + " ".join(sys.argv)
     write_text_atomic(out / "results.json", json.dumps(results, indent=1, default=str))

@@ -16,17 +16,18 @@ one run, and checks that the answers agree.
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 import torch
 from datasets import load_dataset
-from learning import machine
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
 from hf_symbolinv.evaluation.seq2seq import generate_answers
 from hf_symbolinv.models.registry import new_model_config
 from hf_symbolinv.models.symbolinv.tokenization_symbolinv import SymbolInvTokenizer
 from hf_symbolinv.tasks import get_task
+from hf_symbolinv.utils.machine import processor_name
 
 
 def main() -> int:
@@ -50,7 +51,7 @@ def main() -> int:
     sources = list(split["input"])[: args.limit]
     budget = get_task("prop").answer_budget
     print(f"{what}; {len(sources)} formulas of {args.data} ({args.split}), beam {args.beam}, {args.threads} thread(s)")
-    print(machine())
+    print(f"machine: {processor_name()}, {os.cpu_count()} cores, torch {torch.__version__}")
     print("| batches | new tokens | seconds | ratio | longest answer (tokens) | answers as in the first row |")
     print("|---|---|---|---|---|---|")
     capped = lambda texts: min(128, max(map(budget, texts)))  # noqa: E731

@@ -46,6 +46,7 @@ from dataset_builders.output import FEATURES
 from dataset_builders.params import GRID_ATTEMPTS_EXTRA, GRID_ATTEMPTS_PER_SAMPLE, BuildOptions
 from dataset_builders.prop_random35 import CONFIGS as PROP_CONFIGS
 from dataset_builders.prop_random35 import PROP_TASK
+from hf_symbolinv.utils.machine import processor_name
 
 REFERENCE_CORE_SECONDS = 2 * 3600 + 21 * 60  # 2 h 21 min ...
 REFERENCE_THREADS = 56  # ... on 56 threads ...
@@ -138,18 +139,10 @@ def compare_prop35(n: int, workers: int) -> None:
 
 
 def _machine() -> str:
-    model = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "n/a"
     return (
-        f"{model}; {os.cpu_count()} logical cores; Python {platform.python_version()} on {platform.system()}; "
-        f"load average {load}"
+        f"{processor_name()}; {os.cpu_count()} logical cores; Python {platform.python_version()} on "
+        f"{platform.system()}; load average {load}"
     )
 
 

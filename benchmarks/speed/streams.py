@@ -36,6 +36,7 @@ import torch
 
 from hf_symbolinv.models.symbolinv.configuration_symbolinv import PRESETS, SymbolInvConfig
 from hf_symbolinv.models.symbolinv.modeling_symbolinv import SymbolInvForConditionalGeneration
+from hf_symbolinv.utils.machine import processor_name
 
 DEFAULT_STREAMS = (1, 2, 5, 10, 20)
 PER_STREAM_TARGET = 1.2
@@ -312,15 +313,8 @@ def _ratio(value: float | None) -> str:
 
 
 def machine_lines(device: torch.device) -> list[str]:
-    cpu = platform.processor() or "unknown CPU"
-    try:
-        with open("/proc/cpuinfo") as handle:
-            names = [line.split(":", 1)[1].strip() for line in handle if line.startswith("model name")]
-        cpu = names[0] if names else cpu
-    except OSError:
-        pass
     lines = [
-        f"machine: {cpu}, {os.cpu_count()} logical cores, torch {torch.__version__} "
+        f"machine: {processor_name()}, {os.cpu_count()} logical cores, torch {torch.__version__} "
         f"({torch.get_num_threads()} intra-op threads), python {platform.python_version()}",
         f"device: {device}" + (f" ({torch.cuda.get_device_name(device)})" if device.type == "cuda" else ""),
     ]

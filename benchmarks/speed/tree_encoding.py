@@ -9,7 +9,6 @@ Prints milliseconds per batch for both and their ratio, and checks that they agr
 from __future__ import annotations
 
 import argparse
-import platform
 import random
 import time
 
@@ -17,6 +16,7 @@ import torch
 
 from hf_symbolinv import SymbolInvConfig
 from hf_symbolinv.models.symbolinv.positions import tree_position_encoding
+from hf_symbolinv.utils.machine import processor_name
 
 
 def python_walk(input_ids: torch.LongTensor, attention_mask: torch.Tensor, config: SymbolInvConfig) -> torch.Tensor:
@@ -84,10 +84,7 @@ def main() -> None:
     ids = torch.tensor([row + [config.eos_token_id] + [config.pad_token_id] * (length - len(row) - 1) for row in rows])
     mask = (ids != config.pad_token_id).long()
     assert torch.equal(tree_position_encoding(ids, mask, config), python_walk(ids, mask, config))
-    print(
-        f"machine: {platform.processor() or platform.machine()}, torch {torch.__version__}, "
-        f"{torch.get_num_threads()} threads"
-    )
+    print(f"machine: {processor_name()}, torch {torch.__version__}, {torch.get_num_threads()} threads")
     print(f"batch {args.batch} formulas of {config.d_model}-dim {args.preset!r}, {length} tokens, min of {args.rounds}")
     timings = {}
     for name, function in (("python walk (before)", python_walk), ("tensor ops (now)", tree_position_encoding)):

@@ -32,23 +32,13 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from hf_symbolinv.utils.machine import processor_name
 from hf_symbolinv.web.core import AUTOMATIC
 
 REPO = Path(__file__).resolve().parents[2]
 PROP = "& Rain | Snow ! Wind"
 LTL = "request U (granted & X done)"
 START_LIMIT = 120.0
-
-
-def cpu_model() -> str:
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, timeout=10).stdout
-    except (OSError, subprocess.SubprocessError):
-        return platform.processor() or "unknown"
-    for line in out.splitlines():
-        if line.startswith("Model name:"):
-            return line.split(":", 1)[1].strip()
-    return "unknown"
 
 
 def versions() -> str:
@@ -140,7 +130,7 @@ def main() -> int:
     cores = os.cpu_count()
     command = f"python benchmarks/speed/web_startup.py --starts {args.starts} --requests {args.requests}"
     print(f"# {command} ; {date.today()}")
-    print(f"# machine: {cpu_model()}, {cores} cores ({platform.machine()}); {versions()}")
+    print(f"# machine: {processor_name()}, {cores} cores ({platform.machine()}); {versions()}")
 
     _, _, process, _ = timed_start()  # the first import after an install compiles the package: not counted
     stop(process)
