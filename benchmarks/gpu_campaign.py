@@ -50,7 +50,6 @@ import datetime
 import json
 import shutil
 import sys
-import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -60,7 +59,6 @@ from filelock import FileLock, Timeout
 from learning import evaluate_groups, load_for_evaluation, machine, small_tests, train_run
 
 import dataset_builders
-from dataset_builders.errors import OutputInUseError
 from dataset_builders.params import BuildOptions
 from hf_symbolinv.commands.train import train_command_line
 from hf_symbolinv.evaluation import evaluate_model
@@ -82,6 +80,9 @@ WORK_ROOT = REPOSITORY / "runs" / "campaign"
 STATE_BYTES = 15 * 10**6
 OPTIMIZER_FILES = ("optimizer.pt", "scheduler.pt")
 EVAL_SAMPLES = 500
+#: How long a call waits while another process builds or checks its dataset (runs and evaluations on one dataset
+#: started side by side), before it gives up with the builder's one-line refusal.
+DATA_WAIT_SECONDS = 1800
 #: The file of a state folder that names its checkpoint; replaced atomically, it switches the state from the old
 #: checkpoint to the new one.
 POINTER = "current.json"
@@ -493,7 +494,7 @@ def campaign_data(campaign: Campaign, args: argparse.Namespace) -> Path:
     """The campaign's dataset folder under ``--data-dir``, built first if it is missing."""
     data = args.data_dir / campaign.data
     options = BuildOptions(num_samples=campaign.num_samples, workers=args.build_workers, progress=False)
-    build_shared_data(campaign.data, data, options)
+    dataset_builders.build(campaign.data, data, options, wait_seconds=DATA_WAIT_SECONDS)
     return data
 
 
@@ -619,9 +620,10 @@ def cooldown_augment(campaign: Campaign, args: argparse.Namespace) -> str:
     return args.augment if args.augment is not None else campaign.options.get("augment", "none")
 
 
-def run_cooldown(name: str, steps: int, args: argparse.Namespace) -> dict[str, Any]:
+def run_cooldown(name: str, steps: int, args: argparse.Namespace) -> dict[str, Any] | None:
     """One call of a cool-down of campaign ``name``: from its kept checkpoint (a call after the campaign moved on
-    branches again, from the new step), trained for ``args.train_minutes``; a line in ``COOLDOWN_LOG``."""
+    branches again, from the new step), trained for ``args.train_minutes``; a line in ``COOLDOWN_LOG`` (None: the
+    cool-down had already ended, and nothing is trained or logged)."""
     campaign = CAMPAIGNS[name]
     state = state_folder(name)
     kept = kept_checkpoint(state)
@@ -644,6 +646,12 @@ def run_cooldown(name: str, steps: int, args: argparse.Namespace) -> dict[str, A
     if state_step(branch) > start_step:  # stopped on another machine (or this one's work folder was removed)
         start_step = checkpoint_step(restore_checkpoint(branch, work / "checkpoints"))
         print(f"{name}: the cool-down resumes from its step {start_step:,} (the state kept in {branch})", flush=True)
+    model = work / "model"
+    if start_step >= steps:  # ended: another call would train on past the end of its schedule
+        if not model.is_dir():
+            raise SystemExit(f"error: the cool-down of {name} ended at step {start_step:,}, but {model} is missing")
+        print(f"{name}: the cool-down from step {from_step:,} had ended; the model is in {model}", flush=True)
+        return None
     arguments = cooldown_options(campaign, kept, from_step, steps, data, work, args)
     print(
         f"{name}: cooling down from step {from_step:,} (learning rate {arguments.lr:g} to 0 over {steps:,} steps)",
@@ -655,13 +663,14 @@ def run_cooldown(name: str, steps: int, args: argparse.Namespace) -> dict[str, A
         campaign, checkpoint, steps, start_step, seconds, data, from_step=from_step, lr=arguments.lr, augment=augment
     )
     if step >= steps:
-        model = work / "model"
         entry["model"] = str(model.relative_to(REPOSITORY) if model.is_relative_to(REPOSITORY) else model)
     entry["state_bytes"] = keep_cooldown(state, branch, checkpoint if step < steps else None)
     append_line(state / COOLDOWN_LOG, entry)
     print(json.dumps({"run": name, "cool_down": entry}, default=str), flush=True)
     if step < steps:
         print(f"{name}: the cool-down stopped at step {step:,} of {steps:,}; the same command continues it")
+    else:
+        print(f"{name}: the cool-down finished; the model is in {model}", flush=True)
     return entry
 
 
@@ -671,20 +680,6 @@ def finished_cooldown(name: str) -> dict[str, Any] | None:
         if "model" in entry and (REPOSITORY / entry["model"]).is_dir():
             return entry
     return None
-
-
-def build_shared_data(config: str, data: Path, options: BuildOptions, wait_seconds: float = 1800) -> None:
-    """Build (or find built) the dataset ``config`` in ``data``, waiting while another campaign's call builds or
-    checks the same folder: runs on one dataset started side by side would otherwise fail at once on its lock."""
-    deadline = time.monotonic() + wait_seconds
-    while True:
-        try:
-            dataset_builders.build(config, data, options)
-            return
-        except OutputInUseError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(5)
 
 
 def history(name: str) -> list[dict[str, Any]]:

@@ -25,10 +25,16 @@ from __future__ import annotations
 
 import importlib
 import os
+import time
 from typing import TYPE_CHECKING, Any
+
+from .errors import OutputInUseError
 
 if TYPE_CHECKING:
     from .params import BuildOptions
+
+#: How often ``build(..., wait_seconds=...)`` looks again whether another process still holds the folder.
+WAIT_POLL_SECONDS = 5.0
 
 #: The tree configurations (:mod:`.trees`; their names share no family prefix).
 TREE_CONFIG_NAMES: tuple[str, ...] = (
@@ -114,7 +120,12 @@ def configs() -> dict[str, Any]:
     return out
 
 
-def build(name: str, out_dir: str | os.PathLike | None = None, options: BuildOptions | None = None) -> Any:
+def build(
+    name: str,
+    out_dir: str | os.PathLike | None = None,
+    options: BuildOptions | None = None,
+    wait_seconds: float = 0.0,
+) -> Any:
     """Build configuration ``name`` (one of :data:`CONFIG_NAMES`) as ``options`` ask (a :class:`BuildOptions`:
     ``num_samples``, ``num_symbols``, ``max_size``, ``seed``, ``workers``, ``progress``, ``overwrite``; ``timeout``
     for LTL, ``max_depth`` for the trees; default: the configuration's parameters) and return its ``DatasetDict``,
@@ -123,7 +134,11 @@ def build(name: str, out_dir: str | os.PathLike | None = None, options: BuildOpt
     Errors are :class:`DatasetBuildError` (a ``ValueError``, one line naming the path): another build
     writing ``out_dir`` (:class:`OutputInUseError`), a dataset of other parameters there without
     ``overwrite`` (:class:`ParametersChangedError`), an unusable folder (:class:`OutputDirError`),
-    no sample at all (:class:`EmptyDatasetError`); an option the family does not use is a ``ValueError``."""
+    no sample at all (:class:`EmptyDatasetError`); an option the family does not use is a ``ValueError``.
+
+    ``wait_seconds``: how long to wait while another process holds ``out_dir`` before the refusal, for jobs that
+    share one dataset (a training run and an evaluation started side by side each build it or check that it is
+    built, and the second would otherwise fail at once on the first's lock)."""
     if name not in CONFIG_NAMES:
         raise ValueError(f"unknown dataset configuration {name!r}; choose one of {', '.join(CONFIG_NAMES)}")
     modules = _family_modules()
@@ -135,7 +150,15 @@ def build(name: str, out_dir: str | os.PathLike | None = None, options: BuildOpt
         "kinship": modules["kinship"].build_kinship,
         "trees": modules["trees"].build_trees,
     }[family]
-    return builder(name, out_dir, options)
+    deadline = time.monotonic() + wait_seconds
+    while True:
+        try:
+            return builder(name, out_dir, options)
+        except OutputInUseError:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise
+            time.sleep(min(WAIT_POLL_SECONDS, left))
 
 
 def load_deepltl(path: str | os.PathLike, task: str = "auto", check: bool = False) -> Any:

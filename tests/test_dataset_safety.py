@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -251,6 +252,28 @@ def test_a_second_writer_is_refused_at_once(tmp_path: Path, capsys: pytest.Captu
     assert holder.returncode == 0, errors
     assert _lists(datasets.load_dataset(str(out))) == _lists(_copy(None))  # seed 0 only, nothing mixed
     assert not (out / LOCK_FILE).exists()
+
+
+def test_a_build_told_to_wait_finds_the_dataset_another_process_was_writing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Jobs that share a dataset (a training call and an evaluation started side by side) wait for each other."""
+    monkeypatch.setattr(dataset_builders, "WAIT_POLL_SECONDS", 0.05)
+    out = tmp_path / "copy"
+    holder, go = _start_holder(tmp_path, out, 0, "generate")
+    try:
+        with pytest.raises(OutputInUseError):  # a wait that ends while the other still writes ends in the refusal
+            dataset_builders.build("copy-small", out, BuildOptions(**COPY), wait_seconds=0.3)
+        releases = threading.Timer(1.0, go.touch)
+        releases.start()
+        started = time.monotonic()
+        built = dataset_builders.build("copy-small", out, BuildOptions(**COPY), wait_seconds=120)
+        assert time.monotonic() - started >= 0.9  # it waited for the holder, then found its dataset finished
+    finally:
+        go.touch()
+        _, errors = holder.communicate(timeout=60)
+    assert holder.returncode == 0, errors
+    assert _lists(built) == _lists(_copy(None))
 
 
 @pytest.mark.slow

@@ -14,7 +14,6 @@ import pytest
 import torch
 from filelock import FileLock
 
-from dataset_builders.params import BuildOptions
 from hf_symbolinv.utils.files import MANIFEST
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
@@ -299,27 +298,6 @@ def test_ctrl_c_is_one_line(campaign: str, tmp_path: Path, capsys, monkeypatch: 
     assert "the campaign's state is unchanged" in err
 
 
-def test_runs_on_one_dataset_wait_for_each_others_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Two campaigns started side by side on one dataset: the second waits while the first holds the data's lock."""
-    from dataset_builders.errors import OutputInUseError
-
-    attempts: list[str] = []
-
-    def build(config: str, out_dir: Path, options: object = None) -> None:
-        attempts.append(config)
-        if len(attempts) < 3:
-            raise OutputInUseError(f"{out_dir} is being written by another build right now")
-
-    monkeypatch.setattr(gpu_campaign.dataset_builders, "build", build)
-    monkeypatch.setattr(gpu_campaign.time, "sleep", lambda seconds: None)
-    gpu_campaign.build_shared_data("ltl-35", tmp_path / "data", BuildOptions())
-    assert attempts == ["ltl-35"] * 3
-    attempts.clear()
-    with pytest.raises(OutputInUseError):  # a lock held past the wait is still an error
-        gpu_campaign.build_shared_data("ltl-35", tmp_path / "data", BuildOptions(), wait_seconds=-1)
-    assert attempts == ["ltl-35"]
-
-
 def test_a_state_kept_where_states_were_kept_before_is_read_there(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -405,7 +383,9 @@ def test_a_cool_down_branches_from_the_kept_state_and_leaves_the_campaign_as_it_
     shutil.rmtree(tmp_path / "work" / f"{campaign}-cooldown-1")
     capsys.readouterr()
     assert gpu_campaign.main([*arguments, "--cool-down", "4"]) == 0
-    assert f"the cool-down resumes from its step 1 (the state kept in {branch})" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert f"the cool-down resumes from its step 1 (the state kept in {branch})" in out
+    assert f"{campaign}: the cool-down finished; the model is in " in out
     assert not branch.exists() and not list(state.glob("cooldown-*"))
     stopped, entry = gpu_campaign.log_entries(state, gpu_campaign.COOLDOWN_LOG)
     assert stopped["step"] == 1 and "model" not in stopped and stopped["state_bytes"] > 0
@@ -414,6 +394,13 @@ def test_a_cool_down_branches_from_the_kept_state_and_leaves_the_campaign_as_it_
     assert entry["lr"] == gpu_campaign.scheduled_lr(gpu_campaign.CAMPAIGNS[campaign], 1) > 0
     assert entry["validation"]["count"] == 4
     assert gpu_campaign.finished_cooldown(campaign) == entry
+    # Called again, an ended cool-down says where its model is; it trains no step past its end and logs nothing.
+    model_bytes = (Path(entry["model"]) / "model.safetensors").read_bytes()
+    assert gpu_campaign.main([*arguments, "--cool-down", "4"]) == 0
+    assert "the cool-down from step 1 had ended; the model is in" in capsys.readouterr().out
+    assert gpu_campaign.log_entries(state, gpu_campaign.COOLDOWN_LOG) == [stopped, entry]
+    assert (Path(entry["model"]) / "model.safetensors").read_bytes() == model_bytes
+    assert gpu_campaign.last_checkpoint(Path(entry["model"]).parent / "checkpoints").name == "checkpoint-4"
     model = Path(entry["model"])
     assert model == tmp_path / "work" / f"{campaign}-cooldown-1" / "model" and (model / "config.json").is_file()
     # The learning rate went from the campaign's down to zero; the campaign's state and log are as they were.
