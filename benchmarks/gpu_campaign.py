@@ -80,9 +80,6 @@ WORK_ROOT = REPOSITORY / "runs" / "campaign"
 STATE_BYTES = 15 * 10**6
 OPTIMIZER_FILES = ("optimizer.pt", "scheduler.pt")
 EVAL_SAMPLES = 500
-#: How long a call waits while another process builds or checks its dataset (runs and evaluations on one dataset
-#: started side by side), before it gives up with the builder's one-line refusal.
-DATA_WAIT_SECONDS = 1800
 #: The file of a state folder that names its checkpoint; replaced atomically, it switches the state from the old
 #: checkpoint to the new one.
 POINTER = "current.json"
@@ -494,7 +491,7 @@ def campaign_data(campaign: Campaign, args: argparse.Namespace) -> Path:
     """The campaign's dataset folder under ``--data-dir``, built first if it is missing."""
     data = args.data_dir / campaign.data
     options = BuildOptions(num_samples=campaign.num_samples, workers=args.build_workers, progress=False)
-    dataset_builders.build(campaign.data, data, options, wait_seconds=DATA_WAIT_SECONDS)
+    dataset_builders.build(campaign.data, data, options, wait_seconds=dataset_builders.SHARED_WAIT_SECONDS)
     return data
 
 
@@ -640,7 +637,6 @@ def run_cooldown(name: str, steps: int, args: argparse.Namespace) -> dict[str, A
     augment = cooldown_augment(campaign, args)
     work = cooldown_folder(name, from_step, augment)
     branch = cooldown_state(state, from_step, steps, augment)
-    data = campaign_data(campaign, args)
     held = last_checkpoint(work / "checkpoints")
     start_step = checkpoint_step(held) if held is not None else 0
     if state_step(branch) > start_step:  # stopped on another machine (or this one's work folder was removed)
@@ -652,6 +648,7 @@ def run_cooldown(name: str, steps: int, args: argparse.Namespace) -> dict[str, A
             raise SystemExit(f"error: the cool-down of {name} ended at step {start_step:,}, but {model} is missing")
         print(f"{name}: the cool-down from step {from_step:,} had ended; the model is in {model}", flush=True)
         return None
+    data = campaign_data(campaign, args)
     arguments = cooldown_options(campaign, kept, from_step, steps, data, work, args)
     print(
         f"{name}: cooling down from step {from_step:,} (learning rate {arguments.lr:g} to 0 over {steps:,} steps)",

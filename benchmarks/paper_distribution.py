@@ -45,8 +45,6 @@ RESULTS = REPOSITORY / "benchmarks" / "results" / "paper_distribution"
 DATA = {"prop": ("prop-35", 200_000), "ltl": ("ltl-35", 200_000)}
 DATA_10SYM = {"prop": ("prop-35-10sym", 10_000), "ltl": ("ltl-35-10sym", 10_000)}
 PAPER = {"prop": 98.03, "ltl": 98.24}
-#: How long to wait while another process builds or checks a dataset folder this judges on.
-DATA_WAIT_SECONDS = 1800
 #: RESULTS.md's table is rewritten between these lines; the text around it is the study's.
 TABLE_START, TABLE_END = (
     "<!-- table: written by paper_distribution.py -->",
@@ -60,7 +58,7 @@ def load_split(data_dir: Path, name: str, size: int, split: str, limit: int) -> 
     folder = data_dir / name
     options = BuildOptions(num_samples=size, progress=False)
     # Nothing to do once built; a training call that checks the same folder holds its lock for a moment.
-    dataset_builders.build(name, folder, options, wait_seconds=DATA_WAIT_SECONDS)
+    dataset_builders.build(name, folder, options, wait_seconds=dataset_builders.SHARED_WAIT_SECONDS)
     rows = load_dataset(str(folder), split=split)
     return rows.select(range(min(limit, len(rows))))
 

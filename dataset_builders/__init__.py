@@ -35,6 +35,9 @@ if TYPE_CHECKING:
 
 #: How often ``build(..., wait_seconds=...)`` looks again whether another process still holds the folder.
 WAIT_POLL_SECONDS = 5.0
+#: A ``wait_seconds`` for jobs that share one dataset folder (training calls and evaluations started side by side):
+#: long enough for the other to build it.
+SHARED_WAIT_SECONDS = 1800.0
 
 #: The tree configurations (:mod:`.trees`; their names share no family prefix).
 TREE_CONFIG_NAMES: tuple[str, ...] = (
