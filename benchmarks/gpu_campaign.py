@@ -639,6 +639,13 @@ def run_cooldown(name: str, steps: int, args: argparse.Namespace) -> dict[str, A
     branch = cooldown_state(state, from_step, steps, augment)
     held = last_checkpoint(work / "checkpoints")
     start_step = checkpoint_step(held) if held is not None else 0
+    ended = ended_cooldown(state, from_step, steps, augment)
+    if ended is not None and start_step < steps:  # its work folder is not here: no silent second run of it
+        raise SystemExit(
+            f"error: the cool-down of {name} from step {from_step:,} over {steps:,} steps ended on "
+            f"{ended['date'][:16]} ({state / COOLDOWN_LOG}), on a machine whose {ended['model']} is not here: "
+            "nothing to train (its model is where it ended, or shipped)"
+        )
     if state_step(branch) > start_step:  # stopped on another machine (or this one's work folder was removed)
         start_step = checkpoint_step(restore_checkpoint(branch, work / "checkpoints"))
         print(f"{name}: the cool-down resumes from its step {start_step:,} (the state kept in {branch})", flush=True)
@@ -669,6 +676,16 @@ def run_cooldown(name: str, steps: int, args: argparse.Namespace) -> dict[str, A
     else:
         print(f"{name}: the cool-down finished; the model is in {model}", flush=True)
     return entry
+
+
+def ended_cooldown(state: Path, from_step: int, steps: int, augment: str) -> dict[str, Any] | None:
+    """The log line of campaign state ``state``'s cool-down from ``from_step`` over ``steps`` (with ``augment``) that
+    ended, wherever it ran (None: it has not ended)."""
+    for entry in log_entries(state, COOLDOWN_LOG):
+        same = (entry["from_step"], entry["of"], entry.get("augment", "none")) == (from_step, steps, augment)
+        if same and "model" in entry:
+            return entry
+    return None
 
 
 def finished_cooldown(name: str) -> dict[str, Any] | None:

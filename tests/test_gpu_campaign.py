@@ -401,6 +401,14 @@ def test_a_cool_down_branches_from_the_kept_state_and_leaves_the_campaign_as_it_
     assert gpu_campaign.log_entries(state, gpu_campaign.COOLDOWN_LOG) == [stopped, entry]
     assert (Path(entry["model"]) / "model.safetensors").read_bytes() == model_bytes
     assert gpu_campaign.last_checkpoint(Path(entry["model"]).parent / "checkpoints").name == "checkpoint-4"
+    # On a machine without its work folder, its log line says it ended: it refuses rather than run it a second time.
+    moved = tmp_path / "elsewhere"
+    (tmp_path / "work" / f"{campaign}-cooldown-1").rename(moved)
+    with pytest.raises(SystemExit, match=r"cool-down of tiny from step 1 over 4 steps ended on .* is not here"):
+        gpu_campaign.main([*arguments, "--cool-down", "4"])
+    assert not (tmp_path / "work" / f"{campaign}-cooldown-1").exists()
+    assert gpu_campaign.log_entries(state, gpu_campaign.COOLDOWN_LOG) == [stopped, entry]
+    moved.rename(tmp_path / "work" / f"{campaign}-cooldown-1")
     model = Path(entry["model"])
     assert model == tmp_path / "work" / f"{campaign}-cooldown-1" / "model" and (model / "config.json").is_file()
     # The learning rate went from the campaign's down to zero; the campaign's state and log are as they were.
