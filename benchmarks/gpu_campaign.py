@@ -364,7 +364,7 @@ def train_options(
         beam=1,
         time_limit=minutes,
         workers=workers,
-        bf16=on_gpu,
+        bf16=on_gpu,  # on a CPU, bf16 autocast is slower (0.57x: benchmarks/results/speed_train_speed/)
         compile=compile_backend,
         # Batches grouped by streams and length waste little on padding, on a CPU too (1.3x the samples/s of random
         # batches of 512: benchmarks/results/speed_train_speed/). Compiled, random batches of a campaign's size nearly

@@ -8,6 +8,8 @@ one table; runs on the CPU, and on the GPU too when one is present.
     python benchmarks/speed/train_speed.py --quick    # fewer repeats, for a smoke run
     python benchmarks/speed/train_speed.py --tasks prop --presets prop-small --compile inductor --no-generation
         # each preset eager, eager on bucketed batches, and compiled whole (as `symbolinv train --compile`)
+    python benchmarks/speed/train_speed.py --tasks ltl --presets ltl-small --bf16 --no-generation --batch-size 512
+        # each preset in fp32 and with bf16 autocast (as `symbolinv train --bf16`; the weights stay fp32)
     python benchmarks/speed/train_speed.py --grouped --tasks prop --presets prop-small --batch-size 512
         # samples/s of batches drawn at random against batches grouped by streams and length, from one pool
         # (as `symbolinv train --group-by-length` draws them)
@@ -57,24 +59,29 @@ def batches(
     return out, [dict(generation)]
 
 
-def training_step(model, optimizer, batch: dict, device: torch.device) -> float:
-    """Seconds of one training step (forward, backward, optimizer) on ``batch``."""
+def training_step(model, optimizer, batch: dict, device: torch.device, bf16: bool = False) -> float:
+    """Seconds of one training step (forward, backward, optimizer) on ``batch`` (``bf16``: the forward under bf16
+    autocast)."""
     batch = {k: v.to(device) for k, v in batch.items()}
     _sync(device)
     start = time.perf_counter()
-    model(**batch).loss.backward()
+    with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
+        loss = model(**batch).loss
+    loss.backward()
     optimizer.step()
     optimizer.zero_grad()
     _sync(device)
     return time.perf_counter() - start
 
 
-def time_training(model, train_batches: list[dict], device: torch.device, repeats: int) -> tuple[float, float]:
+def time_training(
+    model, train_batches: list[dict], device: torch.device, repeats: int, bf16: bool = False
+) -> tuple[float, float]:
     """Median seconds per step, and the seconds of the warm-up (one step per batch: allocators, caches and, for a
     compiled model, one compilation per shape bucket)."""
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
     model.train()
-    step = functools.partial(training_step, model, optimizer, device=device)
+    step = functools.partial(training_step, model, optimizer, device=device, bf16=bf16)
     warm_up = sum(step(batch) for batch in train_batches)
     return statistics.median(step(train_batches[i % len(train_batches)]) for i in range(repeats)), warm_up
 
@@ -170,6 +177,7 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="2 repeats, 10 new tokens")
     parser.add_argument("--presets", nargs="*", help="these presets instead of each task's SIT and vanilla pair")
     parser.add_argument("--compile", metavar="BACKEND", help="also time each preset compiled with this backend")
+    parser.add_argument("--bf16", action="store_true", help="also time each preset's training with bf16 autocast")
     parser.add_argument("--no-generation", action="store_true", help="time training only")
     parser.add_argument(
         "--grouped",
@@ -198,7 +206,8 @@ def main() -> int:
     print(header)
     print("-" * len(header))
     # bucketed: eager on the compiled run's batches (padded to buckets), to separate padding from compilation.
-    modes = ["eager"] + (["bucketed", "compiled"] if args.compile else [])
+    # bf16: eager under bf16 autocast (as `symbolinv train --bf16`).
+    modes = ["eager"] + (["bucketed", "compiled"] if args.compile else []) + (["bf16"] if args.bf16 else [])
     with tempfile.TemporaryDirectory() as workdir:
         for task in args.tasks:
             for device in devices:
@@ -209,11 +218,11 @@ def main() -> int:
                         model = SymbolInvForConditionalGeneration(SymbolInvConfig.from_preset(preset, **overrides))
                         model.to(device)
                         train_batches, (generation,) = batches(
-                            task, args.batch_size, 3, workdir, bucketed=mode != "eager", model=model
+                            task, args.batch_size, 3, workdir, bucketed=mode in ("bucketed", "compiled"), model=model
                         )
                         if mode == "compiled":
                             model.compile(backend=args.compile, fullgraph=True, dynamic=False)
-                        step, warm_up = time_training(model, train_batches, device, args.repeats)
+                        step, warm_up = time_training(model, train_batches, device, args.repeats, mode == "bf16")
                         generate = (
                             None
                             if args.no_generation or mode != "eager"
