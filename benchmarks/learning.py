@@ -178,11 +178,11 @@ def evaluate_groups(model_dir: Path, task: str, tests: dict[str, Any], beam: int
 
 
 def small_tests(data_dir: Path, task: str, limit: int) -> dict[str, Any]:
-    small = dataset_builders.build(f"{task}-small", data_dir / f"{task}-small", BuildOptions(progress=False))
-    wide = dataset_builders.build(f"{task}-small-8sym", data_dir / f"{task}-small-8sym", BuildOptions(progress=False))[
-        "test"
-    ]
-    wide = wide.filter(lambda row: row["num_symbols"] >= 4)
+    # Evaluations started side by side share these folders: one builds, the others wait for it.
+    options, wait = BuildOptions(progress=False), dataset_builders.SHARED_WAIT_SECONDS
+    small = dataset_builders.build(f"{task}-small", data_dir / f"{task}-small", options, wait_seconds=wait)
+    wide = dataset_builders.build(f"{task}-small-8sym", data_dir / f"{task}-small-8sym", options, wait_seconds=wait)
+    wide = wide["test"].filter(lambda row: row["num_symbols"] >= 4)
     return {
         "1-3 symbols": small["test"].select(range(min(limit, len(small["test"])))),
         "4-8 symbols": wide.select(range(min(limit, len(wide)))),
