@@ -639,20 +639,20 @@ def run_cooldown(name: str, steps: int, args: argparse.Namespace) -> dict[str, A
     branch = cooldown_state(state, from_step, steps, augment)
     held = last_checkpoint(work / "checkpoints")
     start_step = checkpoint_step(held) if held is not None else 0
-    ended = ended_cooldown(state, from_step, steps, augment)
-    if ended is not None and start_step < steps:  # its work folder is not here: no silent second run of it
-        raise SystemExit(
-            f"error: the cool-down of {name} from step {from_step:,} over {steps:,} steps ended on "
-            f"{ended['date'][:16]} ({state / COOLDOWN_LOG}), on a machine whose {ended['model']} is not here: "
-            "nothing to train (its model is where it ended, or shipped)"
-        )
     if state_step(branch) > start_step:  # stopped on another machine (or this one's work folder was removed)
         start_step = checkpoint_step(restore_checkpoint(branch, work / "checkpoints"))
         print(f"{name}: the cool-down resumes from its step {start_step:,} (the state kept in {branch})", flush=True)
     model = work / "model"
-    if start_step >= steps:  # ended: another call would train on past the end of its schedule
+    # Ended, by its checkpoint here or by its log line from any machine: another call would train past the end of its
+    # schedule, or run it a second time from step 0 where its work folder is not.
+    logged = ended_cooldown(state, from_step, steps, augment)
+    if start_step >= steps or logged is not None:
         if not model.is_dir():
-            raise SystemExit(f"error: the cool-down of {name} ended at step {start_step:,}, but {model} is missing")
+            when = f"on {logged['date'][:16]} ({state / COOLDOWN_LOG})" if logged else f"at step {start_step:,}"
+            raise SystemExit(
+                f"error: the cool-down of {name} from step {from_step:,} over {steps:,} steps ended {when}, but "
+                f"{model} is not here: nothing to train (its model is where it ended, or shipped)"
+            )
         print(f"{name}: the cool-down from step {from_step:,} had ended; the model is in {model}", flush=True)
         return None
     data = campaign_data(campaign, args)
