@@ -570,10 +570,12 @@ def scheduled_lr(campaign: Campaign, step: int) -> float:
     return float(f"{peak * schedule.lr_lambdas[0](step):.2g}")
 
 
-def cooldown_folder(name: str, from_step: int, augment: str = "none") -> Path:
-    """The work folder of the cool-down of campaign ``name`` from its step ``from_step`` (with ``augment``, its own:
-    the same branch trained on rewritten samples, to compare with the plain one)."""
-    return WORK_ROOT / (f"{name}-cooldown-{from_step}" + (f"-{augment}" if augment != "none" else ""))
+def cooldown_folder(name: str, from_step: int, steps: int, augment: str = "none") -> Path:
+    """The work folder of the cool-down of campaign ``name`` from its step ``from_step`` over ``steps`` (with
+    ``augment``, its own: the same branch trained on rewritten samples, to compare with the plain one). Named by its
+    length too: a cool-down of another length from the same step has its own schedule, so it resumes none of this
+    one's checkpoints."""
+    return WORK_ROOT / (f"{name}-cooldown-{from_step}-of-{steps}" + (f"-{augment}" if augment != "none" else ""))
 
 
 def cooldown_state(state: Path, from_step: int, steps: int, augment: str = "none") -> Path:
@@ -635,17 +637,17 @@ def run_cooldown(name: str, steps: int, args: argparse.Namespace) -> dict[str, A
         )
     from_step = _trainer_step(kept)
     augment = cooldown_augment(campaign, args)
-    work = cooldown_folder(name, from_step, augment)
+    work = cooldown_folder(name, from_step, steps, augment)
     branch = cooldown_state(state, from_step, steps, augment)
     held = last_checkpoint(work / "checkpoints")
     start_step = checkpoint_step(held) if held is not None else 0
     if state_step(branch) > start_step:  # stopped on another machine (or this one's work folder was removed)
         start_step = checkpoint_step(restore_checkpoint(branch, work / "checkpoints"))
         print(f"{name}: the cool-down resumes from its step {start_step:,} (the state kept in {branch})", flush=True)
-    model = work / "model"
     # Ended, by its checkpoint here or by its log line from any machine: another call would train past the end of its
     # schedule, or run it a second time from step 0 where its work folder is not.
     logged = ended_cooldown(state, from_step, steps, augment)
+    model = REPOSITORY / logged["model"] if logged is not None else work / "model"  # where it ended
     if start_step >= steps or logged is not None:
         if not model.is_dir():
             when = f"on {logged['date'][:16]} ({state / COOLDOWN_LOG})" if logged else f"at step {start_step:,}"

@@ -380,7 +380,7 @@ def test_a_cool_down_branches_from_the_kept_state_and_leaves_the_campaign_as_it_
     assert gpu_campaign.main([*arguments, "--cool-down", "4", "--train-minutes", "1e-4"]) == 0
     branch = state / "cooldown-1-of-4"
     assert gpu_campaign.state_step(branch) == 1 and gpu_campaign.kept_checkpoint(branch).name == "checkpoint-1"
-    shutil.rmtree(tmp_path / "work" / f"{campaign}-cooldown-1")
+    shutil.rmtree(tmp_path / "work" / f"{campaign}-cooldown-1-of-4")
     capsys.readouterr()
     assert gpu_campaign.main([*arguments, "--cool-down", "4"]) == 0
     out = capsys.readouterr().out
@@ -403,14 +403,21 @@ def test_a_cool_down_branches_from_the_kept_state_and_leaves_the_campaign_as_it_
     assert gpu_campaign.last_checkpoint(Path(entry["model"]).parent / "checkpoints").name == "checkpoint-4"
     # On a machine without its work folder, its log line says it ended: it refuses rather than run it a second time.
     moved = tmp_path / "elsewhere"
-    (tmp_path / "work" / f"{campaign}-cooldown-1").rename(moved)
+    (tmp_path / "work" / f"{campaign}-cooldown-1-of-4").rename(moved)
     with pytest.raises(SystemExit, match=r"cool-down of tiny from step 1 over 4 steps ended on .* is not here"):
         gpu_campaign.main([*arguments, "--cool-down", "4"])
-    assert not (tmp_path / "work" / f"{campaign}-cooldown-1").exists()
+    assert not (tmp_path / "work" / f"{campaign}-cooldown-1-of-4").exists()
     assert gpu_campaign.log_entries(state, gpu_campaign.COOLDOWN_LOG) == [stopped, entry]
-    moved.rename(tmp_path / "work" / f"{campaign}-cooldown-1")
+    moved.rename(tmp_path / "work" / f"{campaign}-cooldown-1-of-4")
     model = Path(entry["model"])
-    assert model == tmp_path / "work" / f"{campaign}-cooldown-1" / "model" and (model / "config.json").is_file()
+    assert model == tmp_path / "work" / f"{campaign}-cooldown-1-of-4" / "model" and (model / "config.json").is_file()
+    # A cool-down of another length from the same step is a schedule of its own: its own folder, from its step 0.
+    assert gpu_campaign.main([*arguments, "--cool-down", "3"]) == 0
+    shorter = gpu_campaign.log_entries(state, gpu_campaign.COOLDOWN_LOG)[-1]
+    assert (shorter["from_step"], shorter["step"], shorter["of"]) == (1, 3, 3)
+    assert Path(shorter["model"]) == tmp_path / "work" / f"{campaign}-cooldown-1-of-3" / "model"
+    assert (model / "model.safetensors").read_bytes() == model_bytes
+    assert gpu_campaign.finished_cooldown(campaign) == shorter
     # The learning rate went from the campaign's down to zero; the campaign's state and log are as they were.
     history = json.loads((model.parent / "checkpoints" / "checkpoint-4" / "trainer_state.json").read_text())
     rates = [row["learning_rate"] for row in history["log_history"] if "learning_rate" in row]
@@ -447,9 +454,9 @@ def test_a_cool_down_branches_from_the_kept_state_and_leaves_the_campaign_as_it_
         gpu_campaign.main([*arguments, "--augment", "commute"])
     assert "--augment goes with --cool-down" in capsys.readouterr().err
     assert gpu_campaign.main([*arguments, "--cool-down", "4", "--augment", "commute"]) == 0
-    _, plain, augmented = gpu_campaign.log_entries(state, gpu_campaign.COOLDOWN_LOG)
+    _, plain, _, augmented = gpu_campaign.log_entries(state, gpu_campaign.COOLDOWN_LOG)
     assert plain == entry and augmented["augment"] == "commute" and augmented["from_step"] == 1
-    assert Path(augmented["model"]) == tmp_path / "work" / f"{campaign}-cooldown-1-commute" / "model"
+    assert Path(augmented["model"]) == tmp_path / "work" / f"{campaign}-cooldown-1-of-4-commute" / "model"
     options = json.loads((Path(augmented["model"]).parent / "checkpoints" / "checkpoint-4" / MANIFEST).read_text())
     assert options["options"]["augment"] == "commute"
     assert gpu_campaign.main(["--results"]) == 0
