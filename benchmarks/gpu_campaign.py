@@ -570,19 +570,24 @@ def scheduled_lr(campaign: Campaign, step: int) -> float:
     return float(f"{peak * schedule.lr_lambdas[0](step):.2g}")
 
 
+def cooldown_name(from_step: int, steps: int, augment: str = "none") -> str:
+    """The name of the cool-down from step ``from_step`` over ``steps`` (with ``augment``): its work folder's and its
+    kept state's. By its length too: a cool-down of another length from the same step has its own schedule, so it
+    resumes none of this one's checkpoints; with ``augment``, the same branch trained on rewritten samples, to compare
+    with the plain one."""
+    return f"cooldown-{from_step}-of-{steps}" + (f"-{augment}" if augment != "none" else "")
+
+
 def cooldown_folder(name: str, from_step: int, steps: int, augment: str = "none") -> Path:
-    """The work folder of the cool-down of campaign ``name`` from its step ``from_step`` over ``steps`` (with
-    ``augment``, its own: the same branch trained on rewritten samples, to compare with the plain one). Named by its
-    length too: a cool-down of another length from the same step has its own schedule, so it resumes none of this
-    one's checkpoints."""
-    return WORK_ROOT / (f"{name}-cooldown-{from_step}-of-{steps}" + (f"-{augment}" if augment != "none" else ""))
+    """The work folder of the cool-down of campaign ``name`` (:func:`cooldown_name`)."""
+    return WORK_ROOT / f"{name}-{cooldown_name(from_step, steps, augment)}"
 
 
 def cooldown_state(state: Path, from_step: int, steps: int, augment: str = "none") -> Path:
     """Where campaign state ``state`` keeps its unfinished cool-down from ``from_step`` over ``steps`` (with
     ``augment``): its last checkpoint, so that a cool-down longer than a sitting continues on another machine. One
     at a time, replaced; removed when the cool-down ends (its model is then shipped from the machine it ended on)."""
-    return state / (f"cooldown-{from_step}-of-{steps}" + (f"-{augment}" if augment != "none" else ""))
+    return state / cooldown_name(from_step, steps, augment)
 
 
 def keep_cooldown(state: Path, branch: Path, checkpoint: Path | None) -> int:
