@@ -172,7 +172,8 @@ def results_table(rows: list[dict[str, Any]]) -> str:
         "10 symbols | small formulas, 1-3 / 4-8 symbols | paper |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for row in rows:
+    # Propositional rows first, then LTL, each by name: the order the rows were measured in says nothing.
+    for row in sorted(rows, key=lambda row: (row["task"] != "prop", row["model"])):
         bands = " / ".join(f"{100 * row['test_by_size'].get(f'{a}-{b}', float('nan')):.1f}" for a, b in SIZE_BANDS)
         test = row["test"]
         alpha = test["alpha_covariance"].get("5", test["alpha_covariance"].get(5))

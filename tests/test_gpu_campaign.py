@@ -496,6 +496,27 @@ def test_small_formula_figures_join_a_measured_models_row_and_its_table_line(
     assert "| 95.0 / 97.7 | 98.03 |" in (tmp_path / "results" / "RESULTS.md").read_text()
 
 
+def test_the_results_table_lists_propositional_models_first_each_task_by_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import paper_distribution
+
+    monkeypatch.setattr(paper_distribution, "RESULTS", tmp_path / "results")
+    measured = {"correct": 0.9, "exact": 0.1, "invalid": 0.0, "count": 4, "alpha_covariance": {"5": 1.0}}
+    for model, task in [("ltl-b", "ltl"), ("prop-b", "prop"), ("ltl-a", "ltl"), ("prop-a", "prop")]:
+        row = {"model": model, "task": task, "parameters": 1000, "test": measured, "test_by_size": {}}
+        paper_distribution.save_rows([{**row, "test_10sym": measured, "date": "2026-12-03", "machine": "m"}])
+    table = (tmp_path / "results" / "RESULTS.md").read_text()
+    assert [line.split("`")[1] for line in table.splitlines() if line.startswith("| `")] == [
+        "prop-a",
+        "prop-b",
+        "ltl-a",
+        "ltl-b",
+    ]
+    saved = json.loads((tmp_path / "results" / "results.json").read_text())["models"]
+    assert [row["model"] for row in saved] == ["ltl-b", "prop-b", "ltl-a", "prop-a"]  # the file keeps its order
+
+
 def test_threads_below_one_are_refused(campaign: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as stop:
         gpu_campaign.main([campaign, "--threads", "0"])
