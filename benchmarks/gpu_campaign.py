@@ -33,7 +33,9 @@ stable, decay): its model is what ships, while the campaign goes on at its own s
     python benchmarks/gpu_campaign.py prop-35 --cool-down 1200 --train-minutes 100   # again to continue it
 
 A cool-down stopped before its end keeps its checkpoint in the campaign's state folder (``cooldown-FROM-of-STEPS/``,
-one at a time, replaced), so that the same command continues it on another machine; an ended one keeps nothing there.
+one at a time, replaced), so that the same command continues it on another machine; an ended one keeps its model there
+(``cooldown-FROM-of-STEPS/model/``, without the optimizer) until the next cool-down, so that ``paper_distribution.py
+--ship RUN --cooled`` judges and ships it on any machine.
 
 The state folder of a run: ``log.jsonl``; while the run goes on, ``checkpoint-STEP/`` (with the package's record of
 its files) and ``current.json``, which names it and is replaced in one atomic rename; once finished,
@@ -273,32 +275,51 @@ def export_checkpoint(checkpoint: Path, state: Path) -> tuple[int, bool]:
     problem = verify_checkpoint(checkpoint)
     if problem is not None:
         raise StateDamaged(f"{checkpoint} is {problem}; it is not kept")
-    # Only what a resume needs: not the copies of the model code the Trainer saves beside the weights (the package
-    # registers the classes, and a second copy of its code in the repository would go stale), nor the pickled
-    # training arguments (a resume takes them from the command line).
-    files = sorted(
-        path
-        for path in checkpoint.iterdir()
-        if path.is_file() and path.suffix != ".py" and path.name not in (MANIFEST, "training_args.bin")
-    )
+    files = state_files(checkpoint)
     keep_optimizer = sum(path.stat().st_size for path in files) <= STATE_BYTES
     if not keep_optimizer:
         files = [path for path in files if path.name not in OPTIMIZER_FILES]
     name = f"checkpoint-{checkpoint_step(checkpoint)}"
-    staging = state / f".{name}.partial"
+    written = copy_into_state(checkpoint, files, state / name)
+    write_text_atomic(state / POINTER, json.dumps({"checkpoint": name, "step": checkpoint_step(checkpoint)}) + "\n")
+    remove_stale(state)
+    return written, keep_optimizer
+
+
+def state_files(folder: Path) -> list[Path]:
+    """The files of ``folder`` (a checkpoint or a saved model) that a state keeps: not the copies of the model code
+    saved beside the weights (the package registers the classes, and a second copy of its code in the repository
+    would go stale), nor the pickled training arguments (a resume takes them from the command line)."""
+    return sorted(
+        path
+        for path in folder.iterdir()
+        if path.is_file() and path.suffix != ".py" and path.name not in (MANIFEST, "training_args.bin")
+    )
+
+
+def copy_into_state(source: Path, files: Sequence[Path], target: Path) -> int:
+    """Copy ``files`` of the folder ``source`` into the folder ``target`` with a record of their sizes and SHA-256,
+    through a staging folder renamed at the end (a kill leaves no half copy under ``target``'s name): the bytes."""
+    staging = target.parent / f".{target.name}.partial"
     if staging.exists():
         shutil.rmtree(staging)  # a copy this script left unfinished
     staging.mkdir(parents=True)
-    for source in files:
-        shutil.copy2(source, staging / source.name)
-    record = read_record(checkpoint) or {}
+    for path in files:
+        shutil.copy2(path, staging / path.name)
+    record = read_record(source) or {}
     write_record(staging, options=record.get("options"))  # the copies' sizes and SHA-256, written last
-    if (state / name).exists():
-        shutil.rmtree(state / name)  # an earlier copy of the same step that no pointer names
-    staging.rename(state / name)
-    write_text_atomic(state / POINTER, json.dumps({"checkpoint": name, "step": checkpoint_step(checkpoint)}) + "\n")
-    remove_stale(state)
-    return sum(path.stat().st_size for path in files), keep_optimizer
+    if target.exists():
+        shutil.rmtree(target)  # an earlier copy of the same thing that nothing names yet
+    staging.rename(target)
+    return sum(path.stat().st_size for path in files)
+
+
+def drop_checkpoints(state: Path) -> None:
+    """Remove the checkpoint the state folder ``state`` keeps, with its pointer and any copies left beside it."""
+    (state / POINTER).unlink(missing_ok=True)
+    for path in state.iterdir():
+        if path.is_dir() and not path.is_symlink() and path.name.startswith(("checkpoint", ".checkpoint-")):
+            shutil.rmtree(path)
 
 
 def remove_stale(state: Path) -> None:
@@ -340,10 +361,7 @@ def finish(state: Path) -> None:
     if checkpoint is not None:
         history_text = (checkpoint / "trainer_state.json").read_text()
         write_text_atomic(state / "trainer_state.json", history_text)
-        (state / POINTER).unlink(missing_ok=True)
-        for path in state.iterdir():
-            if path.is_dir() and not path.is_symlink() and path.name.startswith(("checkpoint", ".checkpoint-")):
-                shutil.rmtree(path)
+        drop_checkpoints(state)
 
 
 def train_options(
@@ -584,18 +602,30 @@ def cooldown_folder(name: str, from_step: int, steps: int, augment: str = "none"
 
 
 def cooldown_state(state: Path, from_step: int, steps: int, augment: str = "none") -> Path:
-    """Where campaign state ``state`` keeps its unfinished cool-down from ``from_step`` over ``steps`` (with
-    ``augment``): its last checkpoint, so that a cool-down longer than a sitting continues on another machine. One
-    at a time, replaced; removed when the cool-down ends (its model is then shipped from the machine it ended on)."""
+    """Where campaign state ``state`` keeps its cool-down from ``from_step`` over ``steps`` (with ``augment``): its
+    last checkpoint, so that a cool-down longer than a sitting continues on another machine, and once it has ended its
+    model (:data:`ENDED_MODEL`), so that the model is judged and shipped on any machine. One at a time: the next
+    cool-down of the campaign replaces it."""
     return state / cooldown_name(from_step, steps, augment)
 
 
-def keep_cooldown(state: Path, branch: Path, checkpoint: Path | None) -> int:
-    """Keep ``checkpoint`` as the cool-down state ``branch`` of campaign state ``state`` (None: the cool-down ended,
-    nothing kept), then remove every other cool-down state: the bytes written."""
-    written = export_checkpoint(checkpoint, branch)[0] if checkpoint is not None else 0
+#: The folder of an ended cool-down's state that keeps its model: the weights, config and tokenizer, without the code.
+ENDED_MODEL = "model"
+
+
+def keep_cooldown(state: Path, branch: Path, checkpoint: Path | None = None, model: Path | None = None) -> int:
+    """Keep the cool-down state ``branch`` of campaign state ``state``: its last ``checkpoint`` while it runs, or its
+    ``model`` once it has ended (no checkpoint then: its optimizer state is of no further use); then remove every
+    other cool-down state. Returns the bytes written."""
+    if (checkpoint is None) == (model is None):
+        raise ValueError("a cool-down keeps its checkpoint or its model")
+    if checkpoint is not None:
+        written = export_checkpoint(checkpoint, branch)[0]
+    else:
+        written = copy_into_state(model, state_files(model), branch / ENDED_MODEL)
+        drop_checkpoints(branch)
     for path in state.glob("cooldown-*"):
-        if path.is_dir() and not path.is_symlink() and (checkpoint is None or path != branch):
+        if path.is_dir() and not path.is_symlink() and path != branch:
             shutil.rmtree(path)
     return written
 
@@ -652,13 +682,14 @@ def run_cooldown(name: str, steps: int, args: argparse.Namespace) -> dict[str, A
     # Ended, by its checkpoint here or by its log line from any machine: another call would train past the end of its
     # schedule, or run it a second time from step 0 where its work folder is not.
     logged = ended_cooldown(state, from_step, steps, augment)
-    model = REPOSITORY / logged["model"] if logged is not None else work / "model"  # where it ended
+    model = REPOSITORY / logged["model"] if logged is not None else work / "model"  # in the state, or where it ended
     if start_step >= steps or logged is not None:
         if not model.is_dir():
             when = f"on {logged['date'][:16]} ({state / COOLDOWN_LOG})" if logged else f"at step {start_step:,}"
             raise SystemExit(
                 f"error: the cool-down of {name} from step {from_step:,} over {steps:,} steps ended {when}, but "
-                f"{model} is not here: nothing to train (its model is where it ended, or shipped)"
+                f"{model} is not here: nothing to train (a later cool-down replaced it, or it is on the machine it "
+                "ended on)"
             )
         print(f"{name}: the cool-down from step {from_step:,} had ended; the model is in {model}", flush=True)
         return None
@@ -673,9 +704,12 @@ def run_cooldown(name: str, steps: int, args: argparse.Namespace) -> dict[str, A
     entry = call_entry(
         campaign, checkpoint, steps, start_step, seconds, data, from_step=from_step, lr=arguments.lr, augment=augment
     )
-    if step >= steps:
+    if step >= steps:  # the log names the copy in the state, which every machine has
+        entry["state_bytes"] = keep_cooldown(state, branch, model=model)
+        model = branch / ENDED_MODEL
         entry["model"] = str(model.relative_to(REPOSITORY) if model.is_relative_to(REPOSITORY) else model)
-    entry["state_bytes"] = keep_cooldown(state, branch, checkpoint if step < steps else None)
+    else:
+        entry["state_bytes"] = keep_cooldown(state, branch, checkpoint)
     append_line(state / COOLDOWN_LOG, entry)
     print(json.dumps({"run": name, "cool_down": entry}, default=str), flush=True)
     if step < steps:

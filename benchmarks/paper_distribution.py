@@ -379,6 +379,9 @@ def main(argv: list[str] | None = None) -> int:
             )
         if cooldown is not None:
             source = gpu_campaign.REPOSITORY / cooldown["model"]
+            problem = gpu_campaign.verify_checkpoint(source)
+            if problem is not None:
+                raise SystemExit(f"error: the cool-down's model {source} is {problem}; it is not shipped")
         else:
             source = gpu_campaign.kept_checkpoint(gpu_campaign.state_folder(args.ship))
         task = gpu_campaign.CAMPAIGNS[args.ship].task

@@ -376,50 +376,65 @@ def test_a_cool_down_branches_from_the_kept_state_and_leaves_the_campaign_as_it_
         assert gpu_campaign.main([*arguments, "--cool-down", "4"]) == 2
     assert "a cool-down of tiny is running in another process" in capsys.readouterr().err
     # Stopped by its time limit after a step, it keeps its checkpoint in the campaign's state, from which the same
-    # command continues it on a machine without its work folder; once ended, nothing of it stays in the state.
+    # command continues it on a machine without its work folder; once ended, the state keeps its model, not its
+    # checkpoint, so that any machine judges and ships it.
     assert gpu_campaign.main([*arguments, "--cool-down", "4", "--train-minutes", "1e-4"]) == 0
     branch = state / "cooldown-1-of-4"
     assert gpu_campaign.state_step(branch) == 1 and gpu_campaign.kept_checkpoint(branch).name == "checkpoint-1"
-    shutil.rmtree(tmp_path / "work" / f"{campaign}-cooldown-1-of-4")
+    work = tmp_path / "work" / f"{campaign}-cooldown-1-of-4"
+    shutil.rmtree(work)
     capsys.readouterr()
     assert gpu_campaign.main([*arguments, "--cool-down", "4"]) == 0
     out = capsys.readouterr().out
     assert f"the cool-down resumes from its step 1 (the state kept in {branch})" in out
-    assert f"{campaign}: the cool-down finished; the model is in " in out
-    assert not branch.exists() and not list(state.glob("cooldown-*"))
+    assert f"{campaign}: the cool-down finished; the model is in {branch / 'model'}\n" in out
+    assert list(state.glob("cooldown-*")) == [branch] and [path.name for path in branch.iterdir()] == ["model"]
+    assert gpu_campaign.kept_checkpoint(branch) is None and gpu_campaign.state_step(branch) == 0
     stopped, entry = gpu_campaign.log_entries(state, gpu_campaign.COOLDOWN_LOG)
     assert stopped["step"] == 1 and "model" not in stopped and stopped["state_bytes"] > 0
-    assert entry["state_bytes"] == 0
+    assert Path(entry["model"]) == branch / "model" and gpu_campaign.verify_checkpoint(branch / "model") is None
+    kept_files = [path for path in (branch / "model").iterdir() if path.name != MANIFEST]
+    assert entry["state_bytes"] == sum(path.stat().st_size for path in kept_files) > 0
+    assert not any(path.suffix == ".py" or path.name.startswith("optimizer") for path in kept_files)
     assert (entry["from_step"], entry["step"], entry["of"]) == (1, 4, 4)
     assert entry["lr"] == gpu_campaign.scheduled_lr(gpu_campaign.CAMPAIGNS[campaign], 1) > 0
     assert entry["validation"]["count"] == 4
     assert gpu_campaign.finished_cooldown(campaign) == entry
     # Called again, an ended cool-down says where its model is; it trains no step past its end and logs nothing.
-    model_bytes = (Path(entry["model"]) / "model.safetensors").read_bytes()
+    model = Path(entry["model"])
+    model_bytes = (model / "model.safetensors").read_bytes()
+    assert (work / "model" / "model.safetensors").read_bytes() == model_bytes  # the copy is the trained model
     assert gpu_campaign.main([*arguments, "--cool-down", "4"]) == 0
-    assert "the cool-down from step 1 had ended; the model is in" in capsys.readouterr().out
+    assert f"the cool-down from step 1 had ended; the model is in {model}\n" in capsys.readouterr().out
     assert gpu_campaign.log_entries(state, gpu_campaign.COOLDOWN_LOG) == [stopped, entry]
-    assert (Path(entry["model"]) / "model.safetensors").read_bytes() == model_bytes
-    assert gpu_campaign.last_checkpoint(Path(entry["model"]).parent / "checkpoints").name == "checkpoint-4"
-    # On a machine without its work folder, its log line says it ended: it refuses rather than run it a second time.
-    moved = tmp_path / "elsewhere"
-    (tmp_path / "work" / f"{campaign}-cooldown-1-of-4").rename(moved)
+    assert (model / "model.safetensors").read_bytes() == model_bytes
+    assert gpu_campaign.last_checkpoint(work / "checkpoints").name == "checkpoint-4"
+    # On a machine without its work folder, the state's copy is the model; without that copy too, its log line says
+    # it ended: it refuses rather than run it a second time.
+    moved, set_aside = tmp_path / "elsewhere", tmp_path / "model-set-aside"
+    work.rename(moved)
+    assert gpu_campaign.main([*arguments, "--cool-down", "4"]) == 0
+    assert f"had ended; the model is in {model}\n" in capsys.readouterr().out
+    assert gpu_campaign.finished_cooldown(campaign) == entry
+    model.rename(set_aside)
+    assert gpu_campaign.finished_cooldown(campaign) is None
     with pytest.raises(SystemExit, match=r"cool-down of tiny from step 1 over 4 steps ended on .* is not here"):
         gpu_campaign.main([*arguments, "--cool-down", "4"])
-    assert not (tmp_path / "work" / f"{campaign}-cooldown-1-of-4").exists()
+    assert not work.exists() and not model.exists()
     assert gpu_campaign.log_entries(state, gpu_campaign.COOLDOWN_LOG) == [stopped, entry]
-    moved.rename(tmp_path / "work" / f"{campaign}-cooldown-1-of-4")
-    model = Path(entry["model"])
-    assert model == tmp_path / "work" / f"{campaign}-cooldown-1-of-4" / "model" and (model / "config.json").is_file()
+    set_aside.rename(model)
+    moved.rename(work)
     # A cool-down of another length from the same step is a schedule of its own: its own folder, from its step 0.
+    # Its state replaces the ended one's (one per campaign); the model stays in the work folder where it ended.
     assert gpu_campaign.main([*arguments, "--cool-down", "3"]) == 0
     shorter = gpu_campaign.log_entries(state, gpu_campaign.COOLDOWN_LOG)[-1]
     assert (shorter["from_step"], shorter["step"], shorter["of"]) == (1, 3, 3)
-    assert Path(shorter["model"]) == tmp_path / "work" / f"{campaign}-cooldown-1-of-3" / "model"
-    assert (model / "model.safetensors").read_bytes() == model_bytes
+    assert Path(shorter["model"]) == state / "cooldown-1-of-3" / "model"
+    assert list(state.glob("cooldown-*")) == [state / "cooldown-1-of-3"]
+    assert (work / "model" / "model.safetensors").read_bytes() == model_bytes
     assert gpu_campaign.finished_cooldown(campaign) == shorter
     # The learning rate went from the campaign's down to zero; the campaign's state and log are as they were.
-    history = json.loads((model.parent / "checkpoints" / "checkpoint-4" / "trainer_state.json").read_text())
+    history = json.loads((work / "checkpoints" / "checkpoint-4" / "trainer_state.json").read_text())
     rates = [row["learning_rate"] for row in history["log_history"] if "learning_rate" in row]
     assert max(rates) <= entry["lr"] and rates[-1] < entry["lr"] / 2
     assert (state / "log.jsonl").read_text() == log_before
@@ -431,7 +446,8 @@ def test_a_cool_down_branches_from_the_kept_state_and_leaves_the_campaign_as_it_
     log = (tmp_path / "results" / "LOG.md").read_text()
     assert f"Cool-downs of `{campaign}`" in log and f"| 1 | {entry['lr']:g} | 4 of 4 |" in log
     assert (tmp_path / "results" / "curves-samples.png").stat().st_size > 1000
-    # Released as a package model: its card says how it was cooled down, its weights are the cool-down's.
+    # Released as a package model from the state's copy: its card says how it was cooled down, its weights are the
+    # cool-down's.
     import paper_distribution
     import torch
     from safetensors.torch import load_file
@@ -439,10 +455,11 @@ def test_a_cool_down_branches_from_the_kept_state_and_leaves_the_campaign_as_it_
     monkeypatch.setattr(paper_distribution, "PRETRAINED_DIR", tmp_path / "pretrained")
     measured = {"correct": 0.5, "exact": 0.1, "invalid": 0.0, "count": 4, "alpha_covariance": {"5": 1.0}}
     row = {"parameters": 1000, "test": measured, "test_by_size": {}, "test_10sym": measured}
-    folder = paper_distribution.ship(campaign, "tiny-cooled", row, model, entry)
+    model = Path(shorter["model"])
+    folder = paper_distribution.ship(campaign, "tiny-cooled", row, model, shorter)
     card = " ".join((folder / "README.md").read_text().split())
-    assert f"`python benchmarks/gpu_campaign.py {campaign} --cool-down 4`" in card
-    assert f"({entry['lr']:g}) decayed to zero over 4 more steps" in card and "This model: step 1 (" in card
+    assert f"`python benchmarks/gpu_campaign.py {campaign} --cool-down 3`" in card
+    assert f"({shorter['lr']:g}) decayed to zero over 3 more steps" in card and "This model: step 1 (" in card
     shipped, trained = load_file(folder / "model.safetensors"), load_file(model / "model.safetensors")
     assert shipped.keys() == trained.keys()
     for key, weight in trained.items():
@@ -456,14 +473,21 @@ def test_a_cool_down_branches_from_the_kept_state_and_leaves_the_campaign_as_it_
     assert gpu_campaign.main([*arguments, "--cool-down", "4", "--augment", "commute"]) == 0
     _, plain, _, augmented = gpu_campaign.log_entries(state, gpu_campaign.COOLDOWN_LOG)
     assert plain == entry and augmented["augment"] == "commute" and augmented["from_step"] == 1
-    assert Path(augmented["model"]) == tmp_path / "work" / f"{campaign}-cooldown-1-of-4-commute" / "model"
-    options = json.loads((Path(augmented["model"]).parent / "checkpoints" / "checkpoint-4" / MANIFEST).read_text())
+    assert Path(augmented["model"]) == state / "cooldown-1-of-4-commute" / "model"
+    augmented_work = tmp_path / "work" / f"{campaign}-cooldown-1-of-4-commute"
+    options = json.loads((augmented_work / "checkpoints" / "checkpoint-4" / MANIFEST).read_text())
     assert options["options"]["augment"] == "commute"
     assert gpu_campaign.main(["--results"]) == 0
     assert "| 1 (`--augment commute`) |" in (tmp_path / "results" / "LOG.md").read_text()
     folder = paper_distribution.ship(campaign, "tiny-commuted", row, Path(augmented["model"]), augmented)
     card = " ".join((folder / "README.md").read_text().split())
     assert f"`python benchmarks/gpu_campaign.py {campaign} --cool-down 4 --augment commute`" in card
+    # A kept model whose files disagree with their record is named, not shipped.
+    config = Path(augmented["model"]) / "config.json"
+    config.write_text(config.read_text().replace('"d_model"', '"d_model" ', 1))
+    with pytest.raises(SystemExit, match=r"the cool-down's model .*commute/model is damaged: .*; it is not shipped"):
+        paper_distribution.main(["--ship", campaign, "--cooled", "--name", "tiny-damaged"])
+    assert not (tmp_path / "pretrained" / "tiny-damaged").exists()
 
 
 def test_small_formula_figures_join_a_measured_models_row_and_its_table_line(
