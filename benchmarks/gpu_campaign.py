@@ -67,7 +67,14 @@ from hf_symbolinv.evaluation import evaluate_model
 from hf_symbolinv.routes import TrainArguments
 from hf_symbolinv.training import RECIPE, default_warmup_steps
 from hf_symbolinv.training.checkpoints import survey, verify_checkpoint
-from hf_symbolinv.utils.files import MANIFEST, read_record, write_record, write_text_atomic
+from hf_symbolinv.utils.files import (
+    MANIFEST,
+    drop_model_code,
+    read_record,
+    replace_folder_atomic,
+    write_record,
+    write_text_atomic,
+)
 from hf_symbolinv.utils.progress import quiet_off_terminal
 from hf_symbolinv.utils.threads import set_torch_threads
 
@@ -280,10 +287,20 @@ def export_checkpoint(checkpoint: Path, state: Path) -> tuple[int, bool]:
     if not keep_optimizer:
         files = [path for path in files if path.name not in OPTIMIZER_FILES]
     name = f"checkpoint-{checkpoint_step(checkpoint)}"
-    written = copy_into_state(checkpoint, files, state / name)
+    staging = state / f".{name}.partial"
+    if staging.exists():
+        shutil.rmtree(staging)  # a copy this script left unfinished
+    staging.mkdir(parents=True)
+    for source in files:
+        shutil.copy2(source, staging / source.name)
+    record = read_record(checkpoint) or {}
+    write_record(staging, options=record.get("options"))  # the copies' sizes and SHA-256, written last
+    if (state / name).exists():
+        shutil.rmtree(state / name)  # an earlier copy of the same step that no pointer names
+    staging.rename(state / name)
     write_text_atomic(state / POINTER, json.dumps({"checkpoint": name, "step": checkpoint_step(checkpoint)}) + "\n")
     remove_stale(state)
-    return written, keep_optimizer
+    return sum(path.stat().st_size for path in files), keep_optimizer
 
 
 def state_files(folder: Path) -> list[Path]:
@@ -297,21 +314,17 @@ def state_files(folder: Path) -> list[Path]:
     )
 
 
-def copy_into_state(source: Path, files: Sequence[Path], target: Path) -> int:
-    """Copy ``files`` of the folder ``source`` into the folder ``target`` with a record of their sizes and SHA-256,
-    through a staging folder renamed at the end (a kill leaves no half copy under ``target``'s name): the bytes."""
-    staging = target.parent / f".{target.name}.partial"
-    if staging.exists():
-        shutil.rmtree(staging)  # a copy this script left unfinished
-    staging.mkdir(parents=True)
-    for path in files:
-        shutil.copy2(path, staging / path.name)
-    record = read_record(source) or {}
-    write_record(staging, options=record.get("options"))  # the copies' sizes and SHA-256, written last
-    if target.exists():
-        shutil.rmtree(target)  # an earlier copy of the same thing that nothing names yet
-    staging.rename(target)
-    return sum(path.stat().st_size for path in files)
+def keep_model(model: Path, target: Path) -> int:
+    """Copy the saved model folder ``model`` into ``target`` (replaced in one swap, with its record), without the
+    code copies and the config entries that point at them: it loads with the package's classes. The bytes kept."""
+
+    def fill(staging: Path) -> None:
+        for path in state_files(model):
+            shutil.copy2(path, staging / path.name)
+        drop_model_code(staging)
+
+    replace_folder_atomic(target, fill)
+    return sum(path.stat().st_size for path in target.iterdir() if path.is_file() and path.name != MANIFEST)
 
 
 def drop_checkpoints(state: Path) -> None:
@@ -622,7 +635,7 @@ def keep_cooldown(state: Path, branch: Path, checkpoint: Path | None = None, mod
     if checkpoint is not None:
         written = export_checkpoint(checkpoint, branch)[0]
     else:
-        written = copy_into_state(model, state_files(model), branch / ENDED_MODEL)
+        written = keep_model(model, branch / ENDED_MODEL)
         drop_checkpoints(branch)
     for path in state.glob("cooldown-*"):
         if path.is_dir() and not path.is_symlink() and path != branch:

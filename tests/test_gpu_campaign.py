@@ -396,6 +396,7 @@ def test_a_cool_down_branches_from_the_kept_state_and_leaves_the_campaign_as_it_
     kept_files = [path for path in (branch / "model").iterdir() if path.name != MANIFEST]
     assert entry["state_bytes"] == sum(path.stat().st_size for path in kept_files) > 0
     assert not any(path.suffix == ".py" or path.name.startswith("optimizer") for path in kept_files)
+    assert "auto_map" not in json.loads((branch / "model" / "config.json").read_text())  # claims no code it lacks
     assert (entry["from_step"], entry["step"], entry["of"]) == (1, 4, 4)
     assert entry["lr"] == gpu_campaign.scheduled_lr(gpu_campaign.CAMPAIGNS[campaign], 1) > 0
     assert entry["validation"]["count"] == 4
