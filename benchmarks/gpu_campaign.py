@@ -306,11 +306,12 @@ def export_checkpoint(checkpoint: Path, state: Path) -> tuple[int, bool]:
 def state_files(folder: Path) -> list[Path]:
     """The files of ``folder`` (a checkpoint or a saved model) that a state keeps: not the copies of the model code
     saved beside the weights (the package registers the classes, and a second copy of its code in the repository
-    would go stale), nor the pickled training arguments (a resume takes them from the command line)."""
+    would go stale), nor the pickled training arguments (a resume takes them from the command line), nor a saved
+    model's card (it names the folder of the machine that saved it; a release writes its own)."""
     return sorted(
         path
         for path in folder.iterdir()
-        if path.is_file() and path.suffix != ".py" and path.name not in (MANIFEST, "training_args.bin")
+        if path.is_file() and path.suffix != ".py" and path.name not in (MANIFEST, "training_args.bin", "README.md")
     )
 
 
@@ -622,7 +623,8 @@ def cooldown_state(state: Path, from_step: int, steps: int, augment: str = "none
     return state / cooldown_name(from_step, steps, augment)
 
 
-#: The folder of an ended cool-down's state that keeps its model: the weights, config and tokenizer, without the code.
+#: The folder of an ended cool-down's state that keeps its model: the weights, config and tokenizer, without the code
+#: or the saved card.
 ENDED_MODEL = "model"
 
 

@@ -85,6 +85,9 @@ def test_a_run_continues_on_a_bare_machine_from_the_state_folder_and_ends(
     assert first[0]["optimizer_kept"] is True
     assert (gpu_campaign.kept_checkpoint(state) / "optimizer.pt").is_file()
     assert json.loads((state / "current.json").read_text())["checkpoint"] == "checkpoint-1"
+    # The state is kept in the repository: its config names the checkpoint, not the folder the run started from.
+    kept_config = json.loads((gpu_campaign.kept_checkpoint(state) / "config.json").read_text())
+    assert kept_config["_name_or_path"] == "checkpoint-1"
     assert first[0]["validation"]["count"] == 4
     # The next window's machine is bare: only the state folder (in the repository) is there.
     shutil.rmtree(tmp_path / "work")
@@ -396,7 +399,11 @@ def test_a_cool_down_branches_from_the_kept_state_and_leaves_the_campaign_as_it_
     kept_files = [path for path in (branch / "model").iterdir() if path.name != MANIFEST]
     assert entry["state_bytes"] == sum(path.stat().st_size for path in kept_files) > 0
     assert not any(path.suffix == ".py" or path.name.startswith("optimizer") for path in kept_files)
-    assert "auto_map" not in json.loads((branch / "model" / "config.json").read_text())  # claims no code it lacks
+    kept_config = json.loads((branch / "model" / "config.json").read_text())
+    assert "auto_map" not in kept_config  # claims no code it lacks
+    # Nor a folder of the machine that trained it: the saved model's card (a release writes its own) is not kept.
+    assert kept_config["_name_or_path"] == "model" and (work / "model" / "README.md").is_file()
+    assert "README.md" not in {path.name for path in kept_files}
     assert (entry["from_step"], entry["step"], entry["of"]) == (1, 4, 4)
     assert entry["lr"] == gpu_campaign.scheduled_lr(gpu_campaign.CAMPAIGNS[campaign], 1) > 0
     assert entry["validation"]["count"] == 4

@@ -41,9 +41,19 @@ def check_overrides(config_class: type, overrides: dict[str, Any]) -> str | None
     return None
 
 
-#: Config entries that are bookkeeping, not architecture: they may differ between a checkpoint and a resume.
+#: Config entries that are bookkeeping, not architecture: they may differ between a checkpoint and a resume (a
+#: checkpoint's ``_name_or_path`` names its own folder, the resumed run's the folder it started from, wherever the
+#: checkout is).
 _NOT_ARCHITECTURE = frozenset(
-    {"transformers_version", "architectures", "dtype", "output_hidden_states", "return_dict", "use_cache"}
+    {
+        "_name_or_path",
+        "transformers_version",
+        "architectures",
+        "dtype",
+        "output_hidden_states",
+        "return_dict",
+        "use_cache",
+    }
 )
 
 
