@@ -36,6 +36,7 @@ from ..utils.files import (
     file_digest,
     keep_generation_token_ids,
     lock_folder,
+    name_after_folder,
     read_record,
     write_record,
 )
@@ -356,21 +357,16 @@ class CheckpointRecordMixin:
             if folder.exists() or folder.is_symlink():
                 raise CheckpointWriteError(errno.EEXIST, "a checkpoint cannot be saved over what is there", str(folder))
         keep_generation_token_ids(self.model)  # type: ignore[attr-defined]
-        # The config records where the weights were loaded from, a path of this machine, which a checkpoint kept in a
-        # repository would carry: it names the checkpoint's folder instead, for the save only.
-        config = getattr(self.model, "config", None)  # type: ignore[attr-defined]
-        loaded_from = getattr(config, "name_or_path", None)
-        if config is not None:
-            config.name_or_path = folder.name
+        loaded_from = name_after_folder(self.model, folder)  # type: ignore[attr-defined]
         try:
             super()._save_checkpoint(model, trial)  # type: ignore[misc]
             if self.args.should_save:  # type: ignore[attr-defined]
                 write_record(folder, options=self.checkpoint_options)
         except Exception as error:
             raise _save_failure(error, folder) from None
-        finally:
-            if config is not None and loaded_from is not None:
-                config.name_or_path = loaded_from
+        finally:  # for the save only: the model in training keeps the folder it was loaded from
+            if loaded_from is not None:
+                self.model.config.name_or_path = loaded_from  # type: ignore[attr-defined]
         if self.args.should_save:  # type: ignore[attr-defined]
             self._rotate_written_checkpoints(run_dir, folder)
 

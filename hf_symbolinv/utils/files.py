@@ -308,17 +308,29 @@ def keep_generation_token_ids(model: Any) -> None:
         model.generation_config = GenerationConfig(**{name: value for name, value in ids.items() if value is not None})
 
 
+def name_after_folder(model: Any, folder: str | os.PathLike[str]) -> str | None:
+    """Set ``model``'s config ``_name_or_path`` to the name of ``folder``, where it is about to be saved, and return
+    what it was (None: the model has no config). The config records where the weights were loaded from, a path of the
+    machine that saved them, which a folder kept in a repository would carry: the folder's name says the same without
+    it."""
+    config = getattr(model, "config", None)
+    if config is None:
+        return None
+    loaded_from = config.name_or_path
+    config.name_or_path = Path(folder).name
+    return loaded_from
+
+
 def save_model_folder(
     model: Any, tokenizer: Any, target: str | os.PathLike[str], card: str | None = None, with_code: bool = True
 ) -> None:
     """``save_pretrained`` of a model and its tokenizer (and a model card) into ``target``, atomically: with the
     family's code (so that it loads with ``trust_remote_code=True`` where the package is absent) unless
     ``with_code`` is false (a model that ships inside the package). The model's generation settings are saved as its
-    token ids only (:func:`keep_generation_token_ids`). The config's ``_name_or_path`` is the folder's name."""
+    token ids only (:func:`keep_generation_token_ids`). The config's ``_name_or_path`` is the folder's name
+    (:func:`name_after_folder`)."""
     keep_generation_token_ids(model)
-    # The config records where the weights were loaded from, a path of the machine that saved them: the folder's
-    # name says the same without it.
-    model.config.name_or_path = Path(target).name
+    name_after_folder(model, target)
 
     def fill(staging: Path) -> None:
         model.save_pretrained(staging)
