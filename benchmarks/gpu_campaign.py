@@ -293,6 +293,7 @@ def export_checkpoint(checkpoint: Path, state: Path) -> tuple[int, bool]:
     staging.mkdir(parents=True)
     for source in files:
         shutil.copy2(source, staging / source.name)
+    drop_model_code(staging)  # its code is not kept (state_files), so neither are the entries that point at it
     record = read_record(checkpoint) or {}
     write_record(staging, options=record.get("options"))  # the copies' sizes and SHA-256, written last
     if (state / name).exists():

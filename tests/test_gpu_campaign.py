@@ -88,6 +88,7 @@ def test_a_run_continues_on_a_bare_machine_from_the_state_folder_and_ends(
     # The state is kept in the repository: its config names the checkpoint, not the folder the run started from.
     kept_config = json.loads((gpu_campaign.kept_checkpoint(state) / "config.json").read_text())
     assert kept_config["_name_or_path"] == "checkpoint-1"
+    assert "auto_map" not in kept_config  # claims no code it lacks (the package's classes load it)
     assert first[0]["validation"]["count"] == 4
     # The next window's machine is bare: only the state folder (in the repository) is there.
     shutil.rmtree(tmp_path / "work")
