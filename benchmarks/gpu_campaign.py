@@ -291,9 +291,8 @@ def export_checkpoint(checkpoint: Path, state: Path) -> tuple[int, bool]:
     if staging.exists():
         shutil.rmtree(staging)  # a copy this script left unfinished
     staging.mkdir(parents=True)
-    for source in files:
-        shutil.copy2(source, staging / source.name)
-    drop_model_code(staging)  # its code is not kept (state_files), so neither are the entries that point at it
+    copy_kept(files, staging)
+    written = sum(path.stat().st_size for path in staging.iterdir())  # the copies, as kept (code entries dropped)
     record = read_record(checkpoint) or {}
     write_record(staging, options=record.get("options"))  # the copies' sizes and SHA-256, written last
     if (state / name).exists():
@@ -301,7 +300,7 @@ def export_checkpoint(checkpoint: Path, state: Path) -> tuple[int, bool]:
     staging.rename(state / name)
     write_text_atomic(state / POINTER, json.dumps({"checkpoint": name, "step": checkpoint_step(checkpoint)}) + "\n")
     remove_stale(state)
-    return sum(path.stat().st_size for path in files), keep_optimizer
+    return written, keep_optimizer
 
 
 def state_files(folder: Path) -> list[Path]:
@@ -316,16 +315,19 @@ def state_files(folder: Path) -> list[Path]:
     )
 
 
+def copy_kept(files: list[Path], staging: Path) -> None:
+    """Copy ``files`` (of :func:`state_files`, which leaves the code copies out) into ``staging``, without the config
+    and tokenizer entries that point at that code: a kept folder claims no code it does not hold, and loads with the
+    package's classes."""
+    for source in files:
+        shutil.copy2(source, staging / source.name)
+    drop_model_code(staging)
+
+
 def keep_model(model: Path, target: Path) -> int:
     """Copy the saved model folder ``model`` into ``target`` (replaced in one swap, with its record), without the
     code copies and the config entries that point at them: it loads with the package's classes. The bytes kept."""
-
-    def fill(staging: Path) -> None:
-        for path in state_files(model):
-            shutil.copy2(path, staging / path.name)
-        drop_model_code(staging)
-
-    replace_folder_atomic(target, fill)
+    replace_folder_atomic(target, lambda staging: copy_kept(state_files(model), staging))
     return sum(path.stat().st_size for path in target.iterdir() if path.is_file() and path.name != MANIFEST)
 
 
