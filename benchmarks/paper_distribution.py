@@ -13,6 +13,10 @@ formula's size and symbol count (``hf_symbolinv.pretrained.model_for``). The tes
     python benchmarks/paper_distribution.py --ship prop-35 --cooled --name prop-35        # ... its cool-down
     python benchmarks/paper_distribution.py --small-formulas    # the shipped table's small-formula columns
 
+``--ship`` releases only a better model: the candidate's choice table (its weights rounded to float16, as they would
+ship) must answer more of the same validation formulas than the shipped model's table; a tie or worse keeps the
+shipped model, says so in one line and exits with status 1, before the test split is measured.
+
 ``--small-formulas`` adds to each model's row its figures on small formulas (at most 20 nodes), as the shipped
 models' table gives them: the first 1,000 test formulas of ``prop-small`` / ``ltl-small`` (1-3 symbols) and 1,000
 of ``*-small-8sym`` with 4-8 symbols, beam 3; so that the table shows what each shipped model is best at.
@@ -128,21 +132,68 @@ def measure(model_dir: Path, task: str, args: argparse.Namespace) -> dict[str, A
     return row
 
 
-def write_choice_table(model: Any, tokenizer: Any, task: str, folder: Path, args: argparse.Namespace) -> float:
-    """Write ``folder``'s choice table: its model's first answers on the validation split by symbol count and size."""
+def choice_table(model: Any, tokenizer: Any, task: str, args: argparse.Namespace) -> dict[str, Any]:
+    """A model's choice table: its first answers on the validation split by symbol count and size."""
     name, size = DATA[task]
     validation = load_split(args.data_dir, name, size, "validation", args.limit)
     report = evaluate_split(model, tokenizer, task, validation, 3, False)
-    table = {
+    return {
         "task": task,
         "what": f"first of 3 beams on the first {report.count:,} validation formulas of {name} "
         f"(symbolinv data build {name} --num-samples {size}); hits and counts by symbol count, then size",
         "correct": report.correct,
         "cells": cells_of(report),
     }
+
+
+def save_choice_table(folder: Path, table: dict[str, Any]) -> float:
+    """Write ``table`` into ``folder`` (its ``evaluation.json``); its share of correct answers."""
     write_text_atomic(folder / CHOICE_TABLE, json.dumps(table, indent=1) + "\n")
     record_written(folder / CHOICE_TABLE)  # a later release of the folder replaces it with the rest
-    return report.correct
+    return table["correct"]
+
+
+def write_choice_table(model: Any, tokenizer: Any, task: str, folder: Path, args: argparse.Namespace) -> float:
+    """Write ``folder``'s choice table (:func:`choice_table`); its share of correct answers."""
+    return save_choice_table(folder, choice_table(model, tokenizer, task, args))
+
+
+def table_hits(table: dict[str, Any]) -> tuple[int, int]:
+    """Correct first answers and formulas of a choice table, summed over its cells."""
+    cells = [cell for row in table["cells"].values() for cell in row.values()]
+    return sum(hits for hits, _ in cells), sum(count for _, count in cells)
+
+
+def refusal_to_replace(candidate: dict[str, Any], name: str) -> str | None:
+    """Why ``candidate`` (a choice table) may not replace the shipped model ``name``; None where it may: no model of
+    that name ships, or the candidate answers more of the same validation formulas. A tie keeps the shipped model."""
+    shipped_file = PRETRAINED_DIR / name / CHOICE_TABLE
+    if not shipped_file.is_file():
+        return None
+    shipped = json.loads(shipped_file.read_text())
+    (hits, count), (shipped_hits, shipped_count) = table_hits(candidate), table_hits(shipped)
+    if count != shipped_count or candidate["task"] != shipped["task"]:
+        return (
+            f"its choice table ({candidate['task']}, {count:,} validation formulas) is not comparable with that of "
+            f"the shipped {name} ({shipped['task']}, {shipped_count:,}): measure both with the same --limit"
+        )
+    if hits <= shipped_hits:
+        return (
+            f"its choice table reads {hits:,} of {count:,} validation formulas ({hits / count:.1%}) against the "
+            f"shipped {name}'s {shipped_hits:,} ({shipped_hits / count:.1%})"
+        )
+    return None
+
+
+def round_to_float16(model: Any) -> Any:
+    """``model`` with its weights rounded to float16 and kept in float32: what a release stores, as loaded back."""
+    import torch
+
+    with torch.no_grad():
+        for tensor in [*model.parameters(), *model.buffers()]:
+            if tensor.is_floating_point():
+                tensor.copy_(tensor.to(torch.float16))
+    return model
 
 
 #: The small-formula test groups of the shipped models' table (``learning.small_tests``).
@@ -353,7 +404,12 @@ def main(argv: list[str] | None = None) -> int:
         help="add each model's figures on small formulas (at most 20 nodes, 1-3 and 4-8 symbols) to its row; the "
         "paper's distribution is not measured again",
     )
-    parser.add_argument("--ship", metavar="CAMPAIGN", help="release the campaign's kept checkpoint as --name")
+    parser.add_argument(
+        "--ship",
+        metavar="CAMPAIGN",
+        help="release the campaign's kept checkpoint as --name, where its validation choice table beats the "
+        "shipped model's",
+    )
     parser.add_argument("--name", help="with --ship: the shipped model's name (a folder of hf_symbolinv/pretrained)")
     parser.add_argument(
         "--cooled",
@@ -385,14 +441,17 @@ def main(argv: list[str] | None = None) -> int:
         else:
             source = gpu_campaign.kept_checkpoint(gpu_campaign.state_folder(args.ship))
         task = gpu_campaign.CAMPAIGNS[args.ship].task
+        # Chosen on validation alone: the candidate's choice table, measured on the weights as they would ship, must
+        # beat the shipped model's before the test split is measured at all.
+        model, tokenizer = load_for_evaluation(source)
+        table = choice_table(round_to_float16(model), tokenizer, task, args)
+        refusal = refusal_to_replace(table, args.name)
+        if refusal is not None:
+            print(f"{args.ship}: not shipped as {args.name}: {refusal}; the test split was not measured")
+            return 1
         row = measure(source, task, argparse.Namespace(**{**vars(args), "write_choice": False}))
         folder = ship(args.ship, args.name, row, source, cooldown)
-        model, tokenizer = load_for_evaluation(folder)
-        row = {
-            **row,
-            "model": args.name,
-            "validation_correct": write_choice_table(model, tokenizer, task, folder, args),
-        }
+        row = {**row, "model": args.name, "validation_correct": save_choice_table(folder, table)}
         row["shipped_from"] = f"campaign {args.ship}, " + (
             f"cooled down over {cooldown['of']:,} steps from step {cooldown['from_step']:,}"
             if cooldown is not None

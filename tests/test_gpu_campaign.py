@@ -499,6 +499,61 @@ def test_a_cool_down_branches_from_the_kept_state_and_leaves_the_campaign_as_it_
     assert not (tmp_path / "pretrained" / "tiny-damaged").exists()
 
 
+def choice_table_with(hits: int) -> dict:
+    """A choice table of 10 validation formulas in two cells, ``hits`` of them answered."""
+    return {
+        "task": "ltl",
+        "correct": hits / 10,
+        "cells": {"2": {"5": [min(hits, 4), 4]}, "3": {"9": [max(hits - 4, 0), 6]}},
+    }
+
+
+def test_a_release_must_beat_the_shipped_choice_table_before_the_test_split_is_measured(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import paper_distribution
+
+    from hf_symbolinv.pretrained import CHOICE_TABLE
+
+    shipped = tmp_path / "pretrained" / "ltl-x" / CHOICE_TABLE
+    shipped.parent.mkdir(parents=True)
+    shipped.write_text(json.dumps(choice_table_with(7)))
+    monkeypatch.setattr(paper_distribution, "PRETRAINED_DIR", tmp_path / "pretrained")
+    refuse = paper_distribution.refusal_to_replace
+    assert refuse(choice_table_with(8), "ltl-x") is None
+    assert refuse(choice_table_with(7), "ltl-x") == (
+        "its choice table reads 7 of 10 validation formulas (70.0%) against the shipped ltl-x's 7 (70.0%)"
+    )  # a tie keeps the shipped model
+    assert "reads 3 of 10" in refuse(choice_table_with(3), "ltl-x")
+    assert refuse(choice_table_with(3), "not-shipped-yet") is None
+    larger = choice_table_with(9)
+    larger["cells"]["4"] = {"12": [5, 5]}
+    assert "not comparable" in refuse(larger, "ltl-x") and "the same --limit" in refuse(larger, "ltl-x")
+    # The candidate is judged on its weights as they would ship: rounded to float16, computed in float32.
+    layer = torch.nn.Linear(3, 3)
+    with torch.no_grad():
+        layer.weight.fill_(1 + 2**-13)  # between two float16 numbers
+    expected = layer.weight.detach().half().float()
+    rounded = paper_distribution.round_to_float16(layer)
+    assert rounded.weight.dtype == torch.float32 and torch.equal(rounded.weight, expected)
+    assert not torch.equal(expected, torch.full((3, 3), 1 + 2**-13))
+    # Through the command: a tie stops the release in one line before the test split is read; nothing is written.
+    monkeypatch.setattr(gpu_campaign, "state_folder", lambda name: tmp_path / "state")
+    monkeypatch.setattr(gpu_campaign, "kept_checkpoint", lambda state: tmp_path / "checkpoint")
+    monkeypatch.setattr(paper_distribution, "load_for_evaluation", lambda folder: (torch.nn.Linear(2, 2), None))
+    monkeypatch.setattr(paper_distribution, "choice_table", lambda model, tokenizer, task, args: choice_table_with(7))
+
+    def test_split_measured(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the test split was measured for a model that does not ship")
+
+    monkeypatch.setattr(paper_distribution, "measure", test_split_measured)
+    monkeypatch.setattr(paper_distribution, "ship", test_split_measured)
+    assert paper_distribution.main(["--ship", "ltl-35", "--name", "ltl-x"]) == 1
+    out = capsys.readouterr().out
+    assert "ltl-35: not shipped as ltl-x: its choice table reads 7 of 10" in out and "was not measured" in out
+    assert json.loads(shipped.read_text()) == choice_table_with(7)
+
+
 def test_small_formula_figures_join_a_measured_models_row_and_its_table_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
