@@ -40,7 +40,17 @@ from learning import evaluate_groups, load_for_evaluation, machine, small_tests
 import dataset_builders
 from dataset_builders.params import BuildOptions
 from hf_symbolinv.evaluation import evaluate_model
-from hf_symbolinv.pretrained import CHOICE_TABLE, PRETRAINED_DIR, RETIRED, SHIPPED, SIZE_BANDS, size_band
+from hf_symbolinv.pretrained import (
+    CHOICE_TABLE,
+    PRETRAINED_DIR,
+    RETIRED,
+    SHIPPED,
+    SIZE_BANDS,
+    parse_choice_table,
+    size_band,
+    table_hits,
+)
+from hf_symbolinv.pretrained import choice_table as shipped_choice_table
 from hf_symbolinv.utils.files import record_written, write_text_atomic
 
 REPOSITORY = Path(__file__).resolve().parent.parent
@@ -158,21 +168,16 @@ def write_choice_table(model: Any, tokenizer: Any, task: str, folder: Path, args
     return save_choice_table(folder, choice_table(model, tokenizer, task, args))
 
 
-def table_hits(table: dict[str, Any]) -> tuple[int, int]:
-    """Correct first answers and formulas of a choice table, summed over its cells."""
-    cells = [cell for row in table["cells"].values() for cell in row.values()]
-    return sum(hits for hits, _ in cells), sum(count for _, count in cells)
-
-
 def refusal_to_replace(candidate: dict[str, Any], name: str) -> str | None:
     """Why ``candidate`` (a choice table) may not replace the shipped model ``name``; None where it may: no model of
     that name ships, or the candidate answers more of the same validation formulas. A tie keeps the shipped model."""
-    shipped_file = PRETRAINED_DIR / name / CHOICE_TABLE
-    if not shipped_file.is_file():
+    shipped = shipped_choice_table(name)
+    if shipped is None:
         return None
-    shipped = json.loads(shipped_file.read_text())
-    (hits, count), (shipped_hits, shipped_count) = table_hits(candidate), table_hits(shipped)
-    if count != shipped_count or candidate["task"] != shipped["task"]:
+    (hits, count), (shipped_hits, shipped_count) = table_hits(parse_choice_table(candidate)), table_hits(shipped)
+    if candidate["task"] != shipped["task"]:
+        return f"its choice table is of the {candidate['task']} task, the shipped {name}'s of {shipped['task']}"
+    if count != shipped_count:
         return (
             f"its choice table ({candidate['task']}, {count:,} validation formulas) is not comparable with that of "
             f"the shipped {name} ({shipped['task']}, {shipped_count:,}): measure both with the same --limit"

@@ -513,12 +513,13 @@ def test_a_release_must_beat_the_shipped_choice_table_before_the_test_split_is_m
 ) -> None:
     import paper_distribution
 
-    from hf_symbolinv.pretrained import CHOICE_TABLE
+    from hf_symbolinv import pretrained
 
-    shipped = tmp_path / "pretrained" / "ltl-x" / CHOICE_TABLE
+    shipped = tmp_path / "pretrained" / "ltl-x" / pretrained.CHOICE_TABLE
     shipped.parent.mkdir(parents=True)
     shipped.write_text(json.dumps(choice_table_with(7)))
     monkeypatch.setattr(paper_distribution, "PRETRAINED_DIR", tmp_path / "pretrained")
+    monkeypatch.setattr(pretrained, "PRETRAINED_DIR", tmp_path / "pretrained")
     refuse = paper_distribution.refusal_to_replace
     assert refuse(choice_table_with(8), "ltl-x") is None
     assert refuse(choice_table_with(7), "ltl-x") == (

@@ -84,14 +84,22 @@ def choice_table(name: str) -> dict[str, Any] | None:
     if not path.is_file():
         return None
     try:
-        table = json.loads(path.read_text(encoding="utf-8"))
+        return parse_choice_table(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError) as error:
+        raise ValueError(f"{path}: not a choice table ({error})") from None
+
+
+def parse_choice_table(table: dict[str, Any]) -> dict[str, Any]:
+    """A choice table as its JSON holds it, with its symbol counts and sizes as numbers and its cells as (hits,
+    formulas); a ``ValueError`` where it is not one."""
+    try:
         cells = table["cells"]
         return {
             "task": table["task"],
             "cells": {int(k): {int(n): tuple(c) for n, c in v.items()} for k, v in cells.items()},
         }
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
-        raise ValueError(f"{path}: not a choice table ({error})") from None
+    except (ValueError, KeyError, TypeError, AttributeError) as error:
+        raise ValueError(str(error)) from None
 
 
 def _pooled(
@@ -121,9 +129,14 @@ def expected_correct(table: dict[str, Any], size: int, num_symbols: int | None) 
     return (hits / count if count else 0.0), count
 
 
+def table_hits(table: dict[str, Any]) -> tuple[int, int]:
+    """Correct first answers and formulas over every cell of ``table``."""
+    return _pooled(table["cells"], list(table["cells"]))
+
+
 def _whole_table_share(table: dict[str, Any]) -> float:
     """The share of correct first answers over every cell of ``table``."""
-    hits, count = _pooled(table["cells"], list(table["cells"]))
+    hits, count = table_hits(table)
     return hits / count if count else 0.0
 
 
