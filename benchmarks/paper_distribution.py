@@ -15,7 +15,8 @@ formula's size and symbol count (``hf_symbolinv.pretrained.model_for``). The tes
 
 ``--ship`` releases only a better model: the candidate's choice table (its weights rounded to float16, as they would
 ship) must answer more of the same validation formulas than the shipped model's table; a tie or worse keeps the
-shipped model, says so in one line and exits with status 1, before the test split is measured.
+shipped model, says so in one line and exits with status 1, before the test split is measured. A better one's test
+figures are measured on those same rounded weights, the release's own.
 
 ``--small-formulas`` adds to each model's row its figures on small formulas (at most 20 nodes), as the shipped
 models' table gives them: the first 1,000 test formulas of ``prop-small`` / ``ltl-small`` (1-3 symbols) and 1,000
@@ -119,8 +120,12 @@ def model_name(model_dir: Path) -> str:
     return model_dir.name if model_dir.parent == PRETRAINED_DIR else str(model_dir)
 
 
-def measure(model_dir: Path, task: str, args: argparse.Namespace) -> dict[str, Any]:
-    model, tokenizer = load_for_evaluation(model_dir)
+def measure(
+    model_dir: Path, task: str, args: argparse.Namespace, loaded: tuple[Any, Any] | None = None
+) -> dict[str, Any]:
+    """``model_dir``'s row of the table: its test figures; ``loaded``, where given, is its model and tokenizer as
+    already loaded (a release measures the weights it judged, rounded to float16, without loading them again)."""
+    model, tokenizer = loaded if loaded is not None else load_for_evaluation(model_dir)
     name, size = DATA[task]
     test = evaluate_split(model, tokenizer, task, load_split(args.data_dir, name, size, "test", args.limit), 3, True)
     name10, size10 = DATA_10SYM[task]
@@ -449,12 +454,14 @@ def main(argv: list[str] | None = None) -> int:
         # Chosen on validation alone: the candidate's choice table, measured on the weights as they would ship, must
         # beat the shipped model's before the test split is measured at all.
         model, tokenizer = load_for_evaluation(source)
-        table = choice_table(round_to_float16(model), tokenizer, task, args)
+        model = round_to_float16(model)
+        table = choice_table(model, tokenizer, task, args)
         refusal = refusal_to_replace(table, args.name)
         if refusal is not None:
             print(f"{args.ship}: not shipped as {args.name}: {refusal}; the test split was not measured")
             return 1
-        row = measure(source, task, argparse.Namespace(**{**vars(args), "write_choice": False}))
+        # The test split is then measured on those same rounded weights: the figures are the release's own.
+        row = measure(source, task, argparse.Namespace(**{**vars(args), "write_choice": False}), (model, tokenizer))
         folder = ship(args.ship, args.name, row, source, cooldown)
         row = {**row, "model": args.name, "validation_correct": save_choice_table(folder, table)}
         row["shipped_from"] = f"campaign {args.ship}, " + (

@@ -553,6 +553,31 @@ def test_a_release_must_beat_the_shipped_choice_table_before_the_test_split_is_m
     out = capsys.readouterr().out
     assert "ltl-35: not shipped as ltl-x: its choice table reads 7 of 10" in out and "was not measured" in out
     assert json.loads(shipped.read_text()) == choice_table_with(7)
+    # A better candidate: its test split is measured on the very model it was judged on (rounded, loaded once).
+    loads: list[torch.nn.Module] = []
+
+    def load_once(folder: Path) -> tuple[torch.nn.Module, None]:
+        loads.append(torch.nn.Linear(2, 2))
+        with torch.no_grad():
+            loads[-1].weight.fill_(1 + 2**-13)
+        return loads[-1], None
+
+    measured_models: list[object] = []
+
+    def measure(folder: Path, task: str, args: object, loaded: tuple[object, object] | None = None) -> dict:
+        measured_models.append(None if loaded is None else loaded[0])
+        return {"model": str(folder), "task": task}
+
+    monkeypatch.setattr(paper_distribution, "load_for_evaluation", load_once)
+    monkeypatch.setattr(paper_distribution, "choice_table", lambda model, tokenizer, task, args: choice_table_with(8))
+    monkeypatch.setattr(paper_distribution, "measure", measure)
+    monkeypatch.setattr(paper_distribution, "ship", lambda campaign, name, row, source, cooldown: shipped.parent)
+    saved: list[list[dict]] = []
+    monkeypatch.setattr(paper_distribution, "save_rows", saved.append)
+    assert paper_distribution.main(["--ship", "ltl-35", "--name", "ltl-x"]) == 0
+    assert len(loads) == 1 and measured_models == [loads[0]]
+    assert torch.equal(loads[0].weight, torch.full((2, 2), 1 + 2**-13).half().float())  # rounded before the test
+    assert saved[0][0]["validation_correct"] == 0.8 and json.loads(shipped.read_text()) == choice_table_with(8)
 
 
 def test_small_formula_figures_join_a_measured_models_row_and_its_table_line(
