@@ -318,12 +318,18 @@ def augment_turn(campaign_name: str) -> str:
     return f"; `--augment {augment}` from step {turned:,} on, the formulas as written before it" if turned else ""
 
 
-def ship(campaign_name: str, name: str, row: dict[str, Any], source: Path, cooldown: dict[str, Any] | None) -> Path:
-    """Write ``source`` (the campaign's kept checkpoint, or the model of its finished ``cooldown``), cast to float16,
-    with its card, as the shipped model ``name``."""
+def ship(
+    campaign_name: str,
+    name: str,
+    row: dict[str, Any],
+    source: Path,
+    cooldown: dict[str, Any] | None,
+    loaded: tuple[Any, Any],
+) -> Path:
+    """Write ``source`` (the campaign's kept checkpoint, or the model of its finished ``cooldown``; ``loaded``: its
+    model and tokenizer as the release judged and measured them), cast to float16, with its card, as the shipped model
+    ``name``."""
     import gpu_campaign
-    import torch
-    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
     from hf_symbolinv.utils.files import save_model_folder
 
@@ -357,8 +363,7 @@ def ship(campaign_name: str, name: str, row: dict[str, Any], source: Path, coold
             augment=f" --augment {cooldown['augment']}" if "augment" in cooldown else "",
         )
     machines = "; ".join(f"{minutes:.0f} minutes on {device}" for device, minutes in by_device.items())
-    model = AutoModelForSeq2SeqLM.from_pretrained(source, dtype=torch.float32).eval()
-    tokenizer = AutoTokenizer.from_pretrained(source)
+    model, tokenizer = loaded
     task = campaign.task
     test = row["test"]
     alpha = test["alpha_covariance"].get("5", test["alpha_covariance"].get(5))
@@ -462,7 +467,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         # The test split is then measured on those same rounded weights: the figures are the release's own.
         row = measure(source, task, argparse.Namespace(**{**vars(args), "write_choice": False}), (model, tokenizer))
-        folder = ship(args.ship, args.name, row, source, cooldown)
+        folder = ship(args.ship, args.name, row, source, cooldown, (model, tokenizer))
         row = {**row, "model": args.name, "validation_correct": save_choice_table(folder, table)}
         row["shipped_from"] = f"campaign {args.ship}, " + (
             f"cooled down over {cooldown['of']:,} steps from step {cooldown['from_step']:,}"

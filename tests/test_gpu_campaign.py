@@ -465,7 +465,9 @@ def test_a_cool_down_branches_from_the_kept_state_and_leaves_the_campaign_as_it_
     measured = {"correct": 0.5, "exact": 0.1, "invalid": 0.0, "count": 4, "alpha_covariance": {"5": 1.0}}
     row = {"parameters": 1000, "test": measured, "test_by_size": {}, "test_10sym": measured}
     model = Path(shorter["model"])
-    folder = paper_distribution.ship(campaign, "tiny-cooled", row, model, shorter)
+    folder = paper_distribution.ship(
+        campaign, "tiny-cooled", row, model, shorter, paper_distribution.load_for_evaluation(model)
+    )
     card = " ".join((folder / "README.md").read_text().split())
     assert f"`python benchmarks/gpu_campaign.py {campaign} --cool-down 3`" in card
     assert f"({shorter['lr']:g}) decayed to zero over 3 more steps" in card and "This model: step 1 (" in card
@@ -488,7 +490,10 @@ def test_a_cool_down_branches_from_the_kept_state_and_leaves_the_campaign_as_it_
     assert options["options"]["augment"] == "commute"
     assert gpu_campaign.main(["--results"]) == 0
     assert "| 1 (`--augment commute`) |" in (tmp_path / "results" / "LOG.md").read_text()
-    folder = paper_distribution.ship(campaign, "tiny-commuted", row, Path(augmented["model"]), augmented)
+    commuted = Path(augmented["model"])
+    folder = paper_distribution.ship(
+        campaign, "tiny-commuted", row, commuted, augmented, paper_distribution.load_for_evaluation(commuted)
+    )
     card = " ".join((folder / "README.md").read_text().split())
     assert f"`python benchmarks/gpu_campaign.py {campaign} --cool-down 4 --augment commute`" in card
     # A kept model whose files disagree with their record is named, not shipped.
@@ -571,11 +576,17 @@ def test_a_release_must_beat_the_shipped_choice_table_before_the_test_split_is_m
     monkeypatch.setattr(paper_distribution, "load_for_evaluation", load_once)
     monkeypatch.setattr(paper_distribution, "choice_table", lambda model, tokenizer, task, args: choice_table_with(8))
     monkeypatch.setattr(paper_distribution, "measure", measure)
-    monkeypatch.setattr(paper_distribution, "ship", lambda campaign, name, row, source, cooldown: shipped.parent)
+    shipped_models: list[object] = []
+
+    def ship(campaign: str, name: str, row: dict, source: Path, cooldown: object, loaded: tuple) -> Path:
+        shipped_models.append(loaded[0])
+        return shipped.parent
+
+    monkeypatch.setattr(paper_distribution, "ship", ship)
     saved: list[list[dict]] = []
     monkeypatch.setattr(paper_distribution, "save_rows", saved.append)
     assert paper_distribution.main(["--ship", "ltl-35", "--name", "ltl-x"]) == 0
-    assert len(loads) == 1 and measured_models == [loads[0]]
+    assert len(loads) == 1 and measured_models == [loads[0]] and shipped_models == [loads[0]]
     assert torch.equal(loads[0].weight, torch.full((2, 2), 1 + 2**-13).half().float())  # rounded before the test
     assert saved[0][0]["validation_correct"] == 0.8 and json.loads(shipped.read_text()) == choice_table_with(8)
 
