@@ -33,7 +33,8 @@ stable, decay): its model is what ships, while the campaign goes on at its own s
     python benchmarks/gpu_campaign.py prop-35 --cool-down 1200 --train-minutes 100   # again to continue it
 
 A cool-down stopped before its end keeps its checkpoint in the campaign's state folder (``cooldown-FROM-of-STEPS/``,
-one at a time, replaced), so that the same command continues it on another machine; an ended one keeps its model there
+one at a time, replaced), so that the same command continues it on another machine, also after the campaign has moved on
+(the two run side by side); an ended one keeps its model there
 (``cooldown-FROM-of-STEPS/model/``, without the optimizer) until the next cool-down, so that ``paper_distribution.py
 --ship RUN --cooled`` judges and ships it on any machine.
 
@@ -50,6 +51,7 @@ import argparse
 import dataclasses
 import datetime
 import json
+import re
 import shutil
 import sys
 from collections.abc import Mapping, Sequence
@@ -673,13 +675,16 @@ def cooldown_augment(campaign: Campaign, args: argparse.Namespace) -> str:
 
 
 def run_cooldown(name: str, steps: int, args: argparse.Namespace) -> dict[str, Any] | None:
-    """One call of a cool-down of campaign ``name``: from its kept checkpoint (a call after the campaign moved on
-    branches again, from the new step), trained for ``args.train_minutes``; a line in ``COOLDOWN_LOG`` (None: the
-    cool-down had already ended, and nothing is trained or logged)."""
+    """One call of a cool-down of campaign ``name``: from its kept checkpoint, trained for ``args.train_minutes``; a
+    line in ``COOLDOWN_LOG`` (None: the cool-down had already ended, and nothing is trained or logged). A cool-down of
+    this length that stopped before its end continues, even where the campaign has moved on since it branched (the two
+    run side by side); once it has ended, the next call branches from the campaign's new step."""
     campaign = CAMPAIGNS[name]
     state = state_folder(name)
     kept = kept_checkpoint(state)
-    if kept is None:
+    augment = cooldown_augment(campaign, args)
+    under_way = unfinished_cooldown(state, steps, augment)
+    if kept is None and under_way is None:
         raise SystemExit(
             f"error: campaign {name} keeps no checkpoint in {state} to cool down (not started, or finished: its "
             "schedule has already reached zero)"
@@ -688,8 +693,14 @@ def run_cooldown(name: str, steps: int, args: argparse.Namespace) -> dict[str, A
         raise SystemExit(
             f"error: --cool-down {steps}: a cool-down takes more steps than its warm-up ({COOLDOWN_WARMUP})"
         )
-    from_step = _trainer_step(kept)
-    augment = cooldown_augment(campaign, args)
+    campaign_step = _trainer_step(kept) if kept is not None else None
+    from_step = under_way if under_way is not None else campaign_step
+    if from_step != campaign_step:
+        print(
+            f"{name}: the cool-down from step {from_step:,} stopped before its end; it continues (the campaign is at "
+            f"step {campaign_step or 0:,}: the next cool-down branches from there once this one has ended)",
+            flush=True,
+        )
     work = cooldown_folder(name, from_step, steps, augment)
     branch = cooldown_state(state, from_step, steps, augment)
     held = last_checkpoint(work / "checkpoints")
@@ -712,7 +723,10 @@ def run_cooldown(name: str, steps: int, args: argparse.Namespace) -> dict[str, A
         print(f"{name}: the cool-down from step {from_step:,} had ended; the model is in {model}", flush=True)
         return None
     data = campaign_data(campaign, args)
-    arguments = cooldown_options(campaign, kept, from_step, steps, data, work, args)
+    # Continued after the campaign moved on, the branch starts from its own checkpoint (the Trainer resumes it anyway):
+    # the campaign's checkpoint it branched from is no longer kept.
+    start = kept if from_step == campaign_step else last_checkpoint(work / "checkpoints")
+    arguments = cooldown_options(campaign, start, from_step, steps, data, work, args)
     print(
         f"{name}: cooling down from step {from_step:,} (learning rate {arguments.lr:g} to 0 over {steps:,} steps)",
         flush=True,
@@ -735,6 +749,19 @@ def run_cooldown(name: str, steps: int, args: argparse.Namespace) -> dict[str, A
     else:
         print(f"{name}: the cool-down finished; the model is in {model}", flush=True)
     return entry
+
+
+def unfinished_cooldown(state: Path, steps: int, augment: str) -> int | None:
+    """The step that campaign state ``state``'s cool-down over ``steps`` (with ``augment``) branched from, where one
+    stopped before its end and keeps its checkpoint there (None: none does)."""
+    for path in state.glob("cooldown-*"):
+        found = re.fullmatch(r"cooldown-(\d+)-of-(\d+)(?:-\w+)?", path.name)
+        if found is None or not path.is_dir() or path.is_symlink():
+            continue
+        from_step = int(found[1])
+        if path.name == cooldown_name(from_step, steps, augment) and kept_checkpoint(path) is not None:
+            return from_step
+    return None
 
 
 def ended_cooldown(state: Path, from_step: int, steps: int, augment: str) -> dict[str, Any] | None:

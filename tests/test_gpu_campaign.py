@@ -504,6 +504,38 @@ def test_a_cool_down_branches_from_the_kept_state_and_leaves_the_campaign_as_it_
     assert not (tmp_path / "pretrained" / "tiny-damaged").exists()
 
 
+@pytest.mark.slow
+def test_a_cool_down_stopped_before_its_end_continues_after_its_campaign_moved_on(
+    campaign: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A window runs a campaign and its cool-down side by side: both stop at its end, the campaign a step further on.
+    # The same command continues the cool-down from its own step, on any machine, instead of branching anew from the
+    # campaign's new step and discarding it.
+    state = tmp_path / "state" / campaign
+    arguments = ["tiny", "--data-dir", str(tmp_path / "data"), "--workers", "0"]
+    monkeypatch.setattr(gpu_campaign, "COOLDOWN_WARMUP", 1)
+    assert call(tmp_path, 1e-4) == 0
+    assert gpu_campaign.main([*arguments, "--cool-down", "4", "--train-minutes", "1e-4"]) == 0
+    branch = state / "cooldown-1-of-4"
+    assert gpu_campaign.state_step(branch) == 1
+    assert call(tmp_path, 1e-4) == 0
+    assert gpu_campaign.state_step(state) == 2
+    shutil.rmtree(tmp_path / "work" / f"{campaign}-cooldown-1-of-4")  # continued where it did not train
+    capsys.readouterr()
+    assert gpu_campaign.main([*arguments, "--cool-down", "4", "--train-minutes", "5"]) == 0
+    out = capsys.readouterr().out
+    assert "tiny: the cool-down from step 1 stopped before its end; it continues (the campaign is at step 2:" in out
+    assert f"the cool-down resumes from its step 1 (the state kept in {branch})" in out
+    stopped, ended = gpu_campaign.log_entries(state, gpu_campaign.COOLDOWN_LOG)
+    assert (stopped["from_step"], stopped["step"]) == (1, 1) and "model" not in stopped
+    assert (ended["from_step"], ended["step"], ended["of"]) == (1, 4, 4) and Path(ended["model"]) == branch / "model"
+    assert list(state.glob("cooldown-*")) == [branch]
+    # Ended, it is no longer under way: the next cool-down branches from the campaign's step.
+    assert gpu_campaign.main([*arguments, "--cool-down", "4", "--train-minutes", "1e-4"]) == 0
+    assert gpu_campaign.log_entries(state, gpu_campaign.COOLDOWN_LOG)[-1]["from_step"] == 2
+    assert list(state.glob("cooldown-*")) == [state / "cooldown-2-of-4"]
+
+
 def choice_table_with(hits: int) -> dict:
     """A choice table of 10 validation formulas in two cells, ``hits`` of them answered."""
     return {
