@@ -32,11 +32,11 @@ stable, decay): its model is what ships, while the campaign goes on at its own s
 
     python benchmarks/gpu_campaign.py prop-35 --cool-down 1200 --train-minutes 100   # again to continue it
 
-A cool-down stopped before its end keeps its checkpoint in the campaign's state folder (``cooldown-FROM-of-STEPS/``,
-one at a time, replaced), so that the same command continues it on another machine, also after the campaign has moved on
-(the two run side by side); an ended one keeps its model there
-(``cooldown-FROM-of-STEPS/model/``, without the optimizer) until the next cool-down, so that ``paper_distribution.py
---ship RUN --cooled`` judges and ships it on any machine.
+A cool-down stopped before its end keeps its checkpoint in the campaign's state folder (``cooldown-FROM-of-STEPS/``, one
+at a time, replaced), so that the same command continues it on another machine, also after the campaign has moved on
+(the two run side by side); an ended one keeps its model there (``cooldown-FROM-of-STEPS/model/``, without the
+optimizer) until the next cool-down, so that ``paper_distribution.py --ship RUN --cooled`` judges and ships it on any
+machine.
 
 The state folder of a run: ``log.jsonl``; while the run goes on, ``checkpoint-STEP/`` (with the package's record of
 its files) and ``current.json``, which names it and is replaced in one atomic rename; once finished,
@@ -755,7 +755,7 @@ def unfinished_cooldown(state: Path, steps: int, augment: str) -> int | None:
     """The step that campaign state ``state``'s cool-down over ``steps`` (with ``augment``) branched from, where one
     stopped before its end and keeps its checkpoint there (None: none does)."""
     for path in state.glob("cooldown-*"):
-        found = re.fullmatch(r"cooldown-(\d+)-of-(\d+)(?:-\w+)?", path.name)
+        found = re.fullmatch(r"cooldown-(\d+)-of-\d+(?:-\w+)?", path.name)
         if found is None or not path.is_dir() or path.is_symlink():
             continue
         from_step = int(found[1])
