@@ -644,10 +644,15 @@ def keep_cooldown(state: Path, branch: Path, checkpoint: Path | None = None, mod
     else:
         written = keep_model(model, branch / ENDED_MODEL)
         drop_checkpoints(branch)
-    for path in state.glob("cooldown-*"):
-        if path.is_dir() and not path.is_symlink() and path != branch:
+    for path in cooldown_states(state):
+        if path != branch:
             shutil.rmtree(path)
     return written
+
+
+def cooldown_states(state: Path) -> list[Path]:
+    """The cool-down states that campaign state ``state`` holds (folders ``cooldown-*``; a link is never one)."""
+    return [path for path in state.glob("cooldown-*") if path.is_dir() and not path.is_symlink()]
 
 
 def cooldown_options(
@@ -754,9 +759,9 @@ def run_cooldown(name: str, steps: int, args: argparse.Namespace) -> dict[str, A
 def unfinished_cooldown(state: Path, steps: int, augment: str) -> int | None:
     """The step that campaign state ``state``'s cool-down over ``steps`` (with ``augment``) branched from, where one
     stopped before its end and keeps its checkpoint there (None: none does)."""
-    for path in state.glob("cooldown-*"):
+    for path in cooldown_states(state):
         found = re.fullmatch(r"cooldown-(\d+)-of-\d+(?:-\w+)?", path.name)
-        if found is None or not path.is_dir() or path.is_symlink():
+        if found is None:
             continue
         from_step = int(found[1])
         if path.name == cooldown_name(from_step, steps, augment) and kept_checkpoint(path) is not None:
