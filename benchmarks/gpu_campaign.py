@@ -701,10 +701,13 @@ def run_cooldown(name: str, steps: int, args: argparse.Namespace) -> dict[str, A
     campaign_step = _trainer_step(kept) if kept is not None else None
     from_step = under_way if under_way is not None else campaign_step
     if from_step != campaign_step:
+        where = (
+            f"the campaign is at step {campaign_step:,}: the next cool-down branches from there once this one has ended"
+            if campaign_step is not None
+            else "the campaign has finished and keeps no checkpoint to branch from"
+        )
         print(
-            f"{name}: the cool-down from step {from_step:,} stopped before its end; it continues (the campaign is at "
-            f"step {campaign_step or 0:,}: the next cool-down branches from there once this one has ended)",
-            flush=True,
+            f"{name}: the cool-down from step {from_step:,} stopped before its end; it continues ({where})", flush=True
         )
     work = cooldown_folder(name, from_step, steps, augment)
     branch = cooldown_state(state, from_step, steps, augment)

@@ -534,6 +534,13 @@ def test_a_cool_down_stopped_before_its_end_continues_after_its_campaign_moved_o
     assert gpu_campaign.main([*arguments, "--cool-down", "4", "--train-minutes", "1e-4"]) == 0
     assert gpu_campaign.log_entries(state, gpu_campaign.COOLDOWN_LOG)[-1]["from_step"] == 2
     assert list(state.glob("cooldown-*")) == [state / "cooldown-2-of-4"]
+    # The campaign finishes meanwhile and keeps no checkpoint: the unfinished branch still continues, and says so.
+    assert call(tmp_path, 5) == 0 and gpu_campaign.kept_checkpoint(state) is None
+    capsys.readouterr()
+    assert gpu_campaign.main([*arguments, "--cool-down", "4", "--train-minutes", "5"]) == 0
+    out = capsys.readouterr().out
+    assert "the cool-down from step 2 stopped before its end; it continues (the campaign has finished and" in out
+    assert gpu_campaign.log_entries(state, gpu_campaign.COOLDOWN_LOG)[-1]["step"] == 4
 
 
 def choice_table_with(hits: int) -> dict:
