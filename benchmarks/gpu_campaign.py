@@ -35,8 +35,9 @@ stable, decay): its model is what ships, while the campaign goes on at its own s
 A cool-down stopped before its end keeps its checkpoint in the campaign's state folder (``cooldown-FROM-of-STEPS/``, one
 at a time, replaced), so that the same command continues it on another machine, also after the campaign has moved on
 (the two run side by side); an ended one keeps its model there (``cooldown-FROM-of-STEPS/model/``, without the
-optimizer) until the next cool-down, so that ``paper_distribution.py --ship RUN --cooled`` judges and ships it on any
-machine.
+optimizer, with its log line in ``cooldown.json``) until the next cool-down, so that ``paper_distribution.py --ship
+RUN --cooled`` judges and ships it on any machine; a call stopped between keeping that model and writing the log
+(``cooldowns.jsonl``) leaves the line for the next cool-down call to write.
 
 The state folder of a run: ``log.jsonl``; while the run goes on, ``checkpoint-STEP/`` (with the package's record of
 its files) and ``current.json``, which names it and is replaced in one atomic rename; once finished,
@@ -326,11 +327,22 @@ def copy_kept(files: list[Path], staging: Path) -> None:
     drop_model_code(staging)
 
 
-def keep_model(model: Path, target: Path) -> int:
+def keep_model(model: Path, target: Path, ended: dict[str, Any]) -> int:
     """Copy the saved model folder ``model`` into ``target`` (replaced in one swap, with its record), without the
-    code copies and the config entries that point at them: it loads with the package's classes. The bytes kept."""
-    replace_folder_atomic(target, lambda staging: copy_kept(state_files(model), staging))
-    return sum(path.stat().st_size for path in target.iterdir() if path.is_file() and path.name != MANIFEST)
+    code copies and the config entries that point at them: it loads with the package's classes. The cool-down's log
+    line ``ended`` goes into the same swap (:data:`ENDED_RECORD`). The bytes kept."""
+
+    def fill(staging: Path) -> None:
+        copy_kept(state_files(model), staging)
+        (staging / ENDED_RECORD).write_text(json.dumps(ended, default=str) + "\n")
+
+    replace_folder_atomic(target, fill)
+    return kept_bytes(target)
+
+
+def kept_bytes(folder: Path) -> int:
+    """The bytes of the files a kept folder holds, its record of them left out."""
+    return sum(path.stat().st_size for path in folder.iterdir() if path.is_file() and path.name != MANIFEST)
 
 
 def drop_checkpoints(state: Path) -> None:
@@ -631,18 +643,27 @@ def cooldown_state(state: Path, from_step: int, steps: int, augment: str = "none
 #: The folder of an ended cool-down's state that keeps its model: the weights, config and tokenizer, without the code
 #: or the saved card.
 ENDED_MODEL = "model"
+#: The ended cool-down's log line, kept in its model folder: written in the same swap as the model, it is the line's
+#: copy that :func:`log_ended_cooldowns` writes into the log where a call was stopped between the two.
+ENDED_RECORD = "cooldown.json"
 
 
-def keep_cooldown(state: Path, branch: Path, checkpoint: Path | None = None, model: Path | None = None) -> int:
+def keep_cooldown(
+    state: Path,
+    branch: Path,
+    checkpoint: Path | None = None,
+    model: Path | None = None,
+    ended: dict[str, Any] | None = None,
+) -> int:
     """Keep the cool-down state ``branch`` of campaign state ``state``: its last ``checkpoint`` while it runs, or its
-    ``model`` once it has ended (no checkpoint then: its optimizer state is of no further use); then remove every
-    other cool-down state. Returns the bytes written."""
-    if (checkpoint is None) == (model is None):
-        raise ValueError("a cool-down keeps its checkpoint or its model")
+    ``model`` with its log line ``ended`` once it has ended (no checkpoint then: its optimizer state is of no further
+    use); then remove every other cool-down state. Returns the bytes written."""
+    if (checkpoint is None) == (model is None) or (model is None) != (ended is None):
+        raise ValueError("a cool-down keeps its checkpoint, or its model and its log line")
     if checkpoint is not None:
         written = export_checkpoint(checkpoint, branch)[0]
     else:
-        written = keep_model(model, branch / ENDED_MODEL)
+        written = keep_model(model, branch / ENDED_MODEL, ended)
         drop_checkpoints(branch)
     for path in cooldown_states(state):
         if path != branch:
@@ -688,6 +709,7 @@ def run_cooldown(name: str, steps: int, args: argparse.Namespace) -> dict[str, A
     state = state_folder(name)
     kept = kept_checkpoint(state)
     augment = cooldown_augment(campaign, args)
+    log_ended_cooldowns(state)
     under_way = unfinished_cooldown(state, steps, augment)
     if kept is None and under_way is None:
         raise SystemExit(
@@ -745,9 +767,10 @@ def run_cooldown(name: str, steps: int, args: argparse.Namespace) -> dict[str, A
         campaign, checkpoint, steps, start_step, seconds, data, from_step=from_step, lr=arguments.lr, augment=augment
     )
     if step >= steps:  # the log names the copy in the state, which every machine has
-        entry["state_bytes"] = keep_cooldown(state, branch, model=model)
-        model = branch / ENDED_MODEL
-        entry["model"] = str(model.relative_to(REPOSITORY) if model.is_relative_to(REPOSITORY) else model)
+        kept = branch / ENDED_MODEL
+        entry["model"] = str(kept.relative_to(REPOSITORY) if kept.is_relative_to(REPOSITORY) else kept)
+        entry["state_bytes"] = keep_cooldown(state, branch, model=model, ended=dict(entry))
+        model = kept
     else:
         entry["state_bytes"] = keep_cooldown(state, branch, checkpoint)
     append_line(state / COOLDOWN_LOG, entry)
@@ -757,6 +780,33 @@ def run_cooldown(name: str, steps: int, args: argparse.Namespace) -> dict[str, A
     else:
         print(f"{name}: the cool-down finished; the model is in {model}", flush=True)
     return entry
+
+
+def log_ended_cooldowns(state: Path) -> list[dict[str, Any]]:
+    """Write into campaign state ``state``'s cool-down log the line of each ended cool-down it keeps whose line is
+    not there (the call that ended it was stopped after keeping its model, before writing its log); the lines
+    written."""
+    written = []
+    for branch in cooldown_states(state):
+        record = branch / ENDED_MODEL / ENDED_RECORD
+        if not record.is_file():
+            continue
+        try:
+            entry = json.loads(record.read_text())
+            logged = ended_cooldown(state, entry["from_step"], entry["of"], entry.get("augment", "none"))
+        except (ValueError, KeyError, TypeError) as error:
+            raise StateDamaged(f"{record} is damaged ({str(error).splitlines()[0]})") from None
+        if logged is None:
+            entry["state_bytes"] = kept_bytes(branch / ENDED_MODEL)
+            append_line(state / COOLDOWN_LOG, entry)
+            written.append(entry)
+            print(
+                f"the cool-down from step {entry['from_step']:,} over {entry['of']:,} steps ended on "
+                f"{str(entry['date'])[:16]} without its log line (its call was stopped as it wrote it): written now "
+                f"into {state / COOLDOWN_LOG}",
+                flush=True,
+            )
+    return written
 
 
 def unfinished_cooldown(state: Path, steps: int, augment: str) -> int | None:

@@ -522,17 +522,32 @@ def test_a_cool_down_stopped_before_its_end_continues_after_its_campaign_moved_o
     assert gpu_campaign.state_step(state) == 2
     shutil.rmtree(tmp_path / "work" / f"{campaign}-cooldown-1-of-4")  # continued where it did not train
     capsys.readouterr()
-    assert gpu_campaign.main([*arguments, "--cool-down", "4", "--train-minutes", "5"]) == 0
+    # This call is stopped as it writes its log line, after keeping the ended model.
+    append_line = gpu_campaign.append_line
+
+    def stopped_at_the_end(log: Path, entry: dict) -> str:
+        if "model" in entry:
+            raise KeyboardInterrupt
+        return append_line(log, entry)
+
+    monkeypatch.setattr(gpu_campaign, "append_line", stopped_at_the_end)
+    assert gpu_campaign.main([*arguments, "--cool-down", "4", "--train-minutes", "5"]) == 130
+    monkeypatch.setattr(gpu_campaign, "append_line", append_line)
     out = capsys.readouterr().out
     assert "tiny: the cool-down from step 1 stopped before its end; it continues (the campaign is at step 2:" in out
     assert f"the cool-down resumes from its step 1 (the state kept in {branch})" in out
-    stopped, ended = gpu_campaign.log_entries(state, gpu_campaign.COOLDOWN_LOG)
+    assert len(gpu_campaign.log_entries(state, gpu_campaign.COOLDOWN_LOG)) == 1
+    assert gpu_campaign.kept_checkpoint(branch) is None and (branch / "model" / "model.safetensors").is_file()
+    # Ended, it is no longer under way: the next cool-down writes the missing line, then branches from the campaign's
+    # step.
+    assert gpu_campaign.main([*arguments, "--cool-down", "4", "--train-minutes", "1e-4"]) == 0
+    out = capsys.readouterr().out
+    assert "the cool-down from step 1 over 4 steps ended on" in out and "without its log line" in out
+    stopped, ended, branched = gpu_campaign.log_entries(state, gpu_campaign.COOLDOWN_LOG)
     assert (stopped["from_step"], stopped["step"]) == (1, 1) and "model" not in stopped
     assert (ended["from_step"], ended["step"], ended["of"]) == (1, 4, 4) and Path(ended["model"]) == branch / "model"
-    assert list(state.glob("cooldown-*")) == [branch]
-    # Ended, it is no longer under way: the next cool-down branches from the campaign's step.
-    assert gpu_campaign.main([*arguments, "--cool-down", "4", "--train-minutes", "1e-4"]) == 0
-    assert gpu_campaign.log_entries(state, gpu_campaign.COOLDOWN_LOG)[-1]["from_step"] == 2
+    assert ended["call_minutes"] > 0 and ended["state_bytes"] > 0
+    assert branched["from_step"] == 2
     assert list(state.glob("cooldown-*")) == [state / "cooldown-2-of-4"]
     # The campaign finishes meanwhile and keeps no checkpoint: the unfinished branch still continues, and says so.
     assert call(tmp_path, 5) == 0 and gpu_campaign.kept_checkpoint(state) is None
