@@ -767,10 +767,12 @@ def run_cooldown(name: str, steps: int, args: argparse.Namespace) -> dict[str, A
         campaign, checkpoint, steps, start_step, seconds, data, from_step=from_step, lr=arguments.lr, augment=augment
     )
     if step >= steps:  # the log names the copy in the state, which every machine has
-        kept = branch / ENDED_MODEL
-        entry["model"] = str(kept.relative_to(REPOSITORY) if kept.is_relative_to(REPOSITORY) else kept)
+        kept_model = branch / ENDED_MODEL
+        entry["model"] = str(
+            kept_model.relative_to(REPOSITORY) if kept_model.is_relative_to(REPOSITORY) else kept_model
+        )
         entry["state_bytes"] = keep_cooldown(state, branch, model=model, ended=dict(entry))
-        model = kept
+        model = kept_model
     else:
         entry["state_bytes"] = keep_cooldown(state, branch, checkpoint)
     append_line(state / COOLDOWN_LOG, entry)
