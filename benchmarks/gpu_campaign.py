@@ -784,31 +784,27 @@ def run_cooldown(name: str, steps: int, args: argparse.Namespace) -> dict[str, A
     return entry
 
 
-def log_ended_cooldowns(state: Path) -> list[dict[str, Any]]:
+def log_ended_cooldowns(state: Path) -> None:
     """Write into campaign state ``state``'s cool-down log the line of each ended cool-down it keeps whose line is
-    not there (the call that ended it was stopped after keeping its model, before writing its log); the lines
-    written."""
-    written = []
+    not there (the call that ended it was stopped after keeping its model, before writing its log)."""
     for branch in cooldown_states(state):
         record = branch / ENDED_MODEL / ENDED_RECORD
         if not record.is_file():
             continue
-        try:
+        try:  # only the record itself: a damaged log is the log's fault, not the record's
             entry = json.loads(record.read_text())
-            logged = ended_cooldown(state, entry["from_step"], entry["of"], entry.get("augment", "none"))
+            which = (entry["from_step"], entry["of"], entry.get("augment", "none"))
         except (ValueError, KeyError, TypeError) as error:
             raise StateDamaged(f"{record} is damaged ({str(error).splitlines()[0]})") from None
-        if logged is None:
+        if ended_cooldown(state, *which) is None:
             entry["state_bytes"] = kept_bytes(branch / ENDED_MODEL)
             append_line(state / COOLDOWN_LOG, entry)
-            written.append(entry)
             print(
                 f"the cool-down from step {entry['from_step']:,} over {entry['of']:,} steps ended on "
                 f"{str(entry['date'])[:16]} without its log line (its call was stopped as it wrote it): written now "
                 f"into {state / COOLDOWN_LOG}",
                 flush=True,
             )
-    return written
 
 
 def unfinished_cooldown(state: Path, steps: int, augment: str) -> int | None:
