@@ -853,7 +853,8 @@ def history(name: str) -> list[dict[str, Any]]:
 
 def log_row(entry: dict[str, Any], *cells: str) -> str:
     """A logged call as a row of ``LOG.md``: date, device, ``cells``, step, samples/s, losses, validation correct,
-    correct on as many training formulas (measured from 2026-11-27 on; a dash before)."""
+    correct on as many training formulas (measured from 2026-11-27 on; a dash before). A loss the call did not
+    reach (a cool-down stopped before its first evaluation) is a dash too."""
     validation, training = entry["validation"], entry.get("training_formulas")
     return (
         "| "
@@ -866,8 +867,7 @@ def log_row(entry: dict[str, Any], *cells: str) -> str:
                 # A campaign's own call on rewritten formulas (a cool-down says so in its branch step's cell).
                 + (f" (`--augment {entry['augment']}`)" if "augment" in entry and "from_step" not in entry else ""),
                 f"{entry['samples_per_second']:,.0f}",
-                f"{entry.get('train_loss', float('nan')):.3f}",
-                f"{entry.get('eval_loss', float('nan')):.3f}",
+                *(f"{entry[loss]:.3f}" if loss in entry else "-" for loss in ("train_loss", "eval_loss")),
                 f"{100 * validation['correct']:.1f}% of {validation['count']}",
                 f"{100 * training['correct']:.1f}%" if training else "-",
             ]

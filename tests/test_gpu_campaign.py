@@ -696,6 +696,23 @@ def test_the_results_table_lists_propositional_models_first_each_task_by_name(
     assert [row["model"] for row in saved] == ["ltl-b", "prop-b", "ltl-a", "prop-a"]  # the file keeps its order
 
 
+def test_a_loss_a_call_did_not_reach_is_a_dash_in_the_log_table() -> None:
+    entry = {
+        "date": "2026-12-05T04:45:20+00:00",
+        "device": "x86_64 AMD EPYC, 2 cores",
+        "step": 420,
+        "of": 2000,
+        "samples_per_second": 130.6,
+        "train_loss": 0.0486,
+        "validation": {"count": 500, "correct": 0.958},
+        "training_formulas": {"count": 500, "correct": 0.968},
+    }
+    cells = gpu_campaign.log_row(entry).strip("| ").split(" | ")
+    assert cells[-4:] == ["0.049", "-", "95.8% of 500", "96.8%"]
+    assert "nan" not in cells
+    assert gpu_campaign.log_row({**entry, "eval_loss": 0.04585}).strip("| ").split(" | ")[-3] == "0.046"
+
+
 def test_threads_below_one_are_refused(campaign: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as stop:
         gpu_campaign.main([campaign, "--threads", "0"])
