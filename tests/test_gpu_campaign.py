@@ -675,7 +675,7 @@ def test_small_formula_figures_join_a_measured_models_row_and_its_table_line(
     assert "| 95.0 / 97.7 | 98.03 |" in (tmp_path / "results" / "RESULTS.md").read_text()
 
 
-def test_the_results_table_lists_propositional_models_first_each_task_by_name(
+def test_the_results_table_and_file_list_propositional_models_first_each_task_by_name(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import paper_distribution
@@ -693,7 +693,16 @@ def test_the_results_table_lists_propositional_models_first_each_task_by_name(
         "ltl-b",
     ]
     saved = json.loads((tmp_path / "results" / "results.json").read_text())["models"]
-    assert [row["model"] for row in saved] == ["ltl-b", "prop-b", "ltl-a", "prop-a"]  # the file keeps its order
+    assert [row["model"] for row in saved] == ["prop-a", "prop-b", "ltl-a", "ltl-b"]  # the file in the same order
+    row = {"model": "ltl-a", "task": "ltl", "parameters": 2000, "test": measured, "test_by_size": {}}
+    paper_distribution.save_rows([{**row, "test_10sym": measured, "date": "2026-12-06", "machine": "m"}])
+    saved = json.loads((tmp_path / "results" / "results.json").read_text())["models"]
+    assert [(row["model"], row["parameters"]) for row in saved] == [  # a remeasured model keeps its place
+        ("prop-a", 1000),
+        ("prop-b", 1000),
+        ("ltl-a", 2000),
+        ("ltl-b", 1000),
+    ]
 
 
 def test_a_loss_a_call_did_not_reach_is_a_dash_in_the_log_table() -> None:
