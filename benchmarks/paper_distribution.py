@@ -227,18 +227,14 @@ def small_machine(row: dict[str, Any]) -> str:
     return f" (small formulas: {small.get('machine', 'machine not recorded')}, {small['date']})"
 
 
-def row_order(row: dict[str, Any]) -> tuple[bool, str]:
-    """Propositional rows first, then LTL, each by name: the order the rows were measured in says nothing."""
-    return row["task"] != "prop", row["model"]
-
-
 def results_table(rows: list[dict[str, Any]]) -> str:
+    """The Markdown table of ``rows``, in their order."""
     lines = [
         "| model | task | params | test correct | 1-10 / 11-20 / 21-35 nodes | exact | invalid | alpha-cov (5) | "
         "10 symbols | small formulas, 1-3 / 4-8 symbols | paper |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for row in sorted(rows, key=row_order):
+    for row in rows:
         bands = " / ".join(f"{100 * row['test_by_size'].get(f'{a}-{b}', float('nan')):.1f}" for a, b in SIZE_BANDS)
         test = row["test"]
         alpha = test["alpha_covariance"].get("5", test["alpha_covariance"].get(5))
@@ -509,7 +505,9 @@ def save_rows(rows: list[dict[str, Any]]) -> None:
     for row in rows:
         by_model[row["model"]] = row
         print(json.dumps(row, default=str), flush=True)
-    kept = sorted(by_model.values(), key=row_order)  # a stable order, so a new row's diff shows only its own figures
+    # Propositional rows first, then LTL, each by name, in the file and the table alike: the order the rows were
+    # measured in says nothing, and a stable order keeps a new row's diff to its own figures.
+    kept = sorted(by_model.values(), key=lambda row: (row["task"] != "prop", row["model"]))
     RESULTS.mkdir(parents=True, exist_ok=True)
     write_text_atomic(results, json.dumps({"models": kept}, indent=1, default=str) + "\n")
     table = (
