@@ -15,6 +15,9 @@ A GPU is lent here only now and then, for minutes at a time. A campaign turns th
 5. appends a line to ``training_state/RUN/log.jsonl``: steps so far, samples per second of this call's
    training, validation correct / exact / invalid, the machine.
 
+``paper_distribution.py --ship RUN`` appends its verdict on each state it judges for release to
+``training_state/RUN/judged.jsonl``; ``--results`` writes the calls, the cool-downs and the verdicts into ``LOG.md``.
+
 Run it first whenever a GPU is available, two or three calls per window, and commit the state folder afterwards:
 
     python benchmarks/gpu_campaign.py --list
@@ -605,6 +608,8 @@ def append_line(log: Path, entry: dict[str, Any]) -> str:
 COOLDOWN_WARMUP = 25
 #: The log of a campaign's cool-downs, in its state folder.
 COOLDOWN_LOG = "cooldowns.jsonl"
+#: The verdicts on a campaign's states judged for release (``paper_distribution.py --ship``), in its state folder.
+JUDGED_LOG = "judged.jsonl"
 
 
 def scheduled_lr(campaign: Campaign, step: int) -> float:
@@ -901,7 +906,53 @@ def log_table(name: str) -> str:
             "|---|---|---|---|---|---|---|---|---|---|",
         ]
         rows += [log_row(entry, augmented_step(entry), f"{entry['lr']:g}") for entry in cooldowns]
+    judged = log_entries(state_folder(name), JUDGED_LOG)
+    if judged:
+        rows += ["", *judged_table(name, judged)]
     return "\n".join(rows)
+
+
+def judged_table(name: str, judged: list[dict[str, Any]]) -> list[str]:
+    """The states of ``name`` judged for release, one row each: the choice tables set against each other, the
+    verdict, and the test figures where they were read."""
+    rows = [
+        f"States of `{name}` judged for release (`python benchmarks/paper_distribution.py --ship {name} --name NAME`, "
+        "with `--cooled` for a cool-down): the choice table (beam 3, the first validation formulas, the weights "
+        "rounded to float16) against the shipped model's; a tie keeps the shipped model."
+        + (
+            " Rows marked * were entered from the release history kept in the docs before `--ship` logged its "
+            "verdicts; their dates are those of the judged states, and their test figures were read under the rule "
+            "of the day (before 2026-12-04 a cool-down's test split was measured whatever its verdict)."
+            if any(entry.get("from_history") for entry in judged)
+            else ""
+        ),
+        "",
+        "| date (UTC) | state judged | choice table | shipped model's | verdict | test (beam 3) | 10 symbols |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for entry in judged:
+        (hits, count), shipped = entry["choice"], entry["shipped_choice"]
+        state = (
+            f"{entry['step']:,}"
+            if "step" in entry
+            else f"cooled down from {augmented_step(entry)} over {entry['of']:,} steps"
+        )
+        if entry["shipped"]:
+            verdict = f"**shipped** as `{entry['name']}`"
+        elif shipped is not None and shipped[0] == hits:
+            verdict = "not shipped (level)"
+        else:
+            verdict = "not shipped"
+        cells = [
+            entry["date"][:16] + (" *" if entry.get("from_history") else ""),
+            state,
+            f"{100 * hits / count:.1f}% ({hits:,} of {count:,})",
+            f"{100 * shipped[0] / shipped[1]:.1f}%" if shipped is not None else "none shipped",
+            verdict,
+            *(f"{100 * entry[key]:.1f}%" if key in entry else "-" for key in ("test", "test_10sym")),
+        ]
+        rows.append("| " + " | ".join(cells) + " |")
+    return rows
 
 
 def write_results() -> None:
@@ -912,7 +963,10 @@ def write_results() -> None:
     import matplotlib.pyplot as plt
 
     names = [name for name in CAMPAIGNS if log_entries(state_folder(name))]
-    text = "# Campaign log\n\nWritten by `python benchmarks/gpu_campaign.py --results` from each run's `log.jsonl`.\n"
+    text = (
+        "# Campaign log\n\nWritten by `python benchmarks/gpu_campaign.py --results` from each run's `log.jsonl`, "
+        "`cooldowns.jsonl` and `judged.jsonl`.\n"
+    )
     write_text_atomic(RESULTS_ROOT / "LOG.md", text + "".join(f"\n{log_table(name)}\n" for name in names))
     figure, (correct_axis, loss_axis) = plt.subplots(1, 2, figsize=(12, 4.5))
     for name in names:

@@ -16,7 +16,8 @@ formula's size and symbol count (``hf_symbolinv.pretrained.model_for``). The tes
 ``--ship`` releases only a better model: the candidate's choice table (its weights rounded to float16, as they would
 ship) must answer more of the same validation formulas than the shipped model's table; a tie or worse keeps the
 shipped model, says so in one line and exits with status 1, before the test split is measured. A better one's test
-figures are measured on those same rounded weights, the release's own.
+figures are measured on those same rounded weights, the release's own. Either way the verdict is appended to the
+campaign's ``training_state/RUN/judged.jsonl`` (``gpu_campaign.py --results`` writes it into ``LOG.md``).
 
 ``--small-formulas`` adds to each model's row its figures on small formulas (at most 20 nodes), as the shipped
 models' table gives them: the first 1,000 test formulas of ``prop-small`` / ``ltl-small`` (1-3 symbols) and 1,000
@@ -318,6 +319,40 @@ def augment_turn(campaign_name: str) -> str:
     return f"; `--augment {augment}` from step {turned:,} on, the formulas as written before it" if turned else ""
 
 
+def judged_state(campaign_name: str, source: Path, cooldown: dict[str, Any] | None) -> dict[str, Any]:
+    """Which state of the campaign ``source`` is: the campaign's step, or the branch of its ``cooldown`` (the step it
+    started from, its length and its ``--augment``)."""
+    import gpu_campaign
+
+    if cooldown is not None:
+        augment = {"augment": cooldown["augment"]} if "augment" in cooldown else {}
+        return {"from_step": cooldown["from_step"], "of": cooldown["of"], **augment}
+    if source.name != "checkpoint":
+        return {"step": gpu_campaign.checkpoint_step(source)}
+    return {"step": gpu_campaign.log_entries(gpu_campaign.state_folder(campaign_name))[-1]["step"]}  # the old layout
+
+
+def verdict_entry(name: str, state: dict[str, Any], table: dict[str, Any]) -> dict[str, Any]:
+    """The judged log's line for ``state`` (:func:`judged_state`), whose choice table ``table`` was set against the
+    shipped ``name``'s (none: nothing of that name ships); ``shipped`` is filled in once the verdict is known. Read
+    before a release replaces the shipped table."""
+    shipped = shipped_choice_table(name)
+    return {
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "name": name,
+        **state,
+        "choice": list(table_hits(parse_choice_table(table))),
+        "shipped_choice": list(table_hits(shipped)) if shipped is not None else None,
+    }
+
+
+def record_verdict(campaign_name: str, entry: dict[str, Any]) -> None:
+    """Append ``entry`` (:func:`verdict_entry`, with its verdict) to the campaign's judged log."""
+    import gpu_campaign
+
+    gpu_campaign.append_line(gpu_campaign.state_folder(campaign_name) / gpu_campaign.JUDGED_LOG, entry)
+
+
 def ship(
     campaign_name: str,
     name: str,
@@ -336,11 +371,10 @@ def ship(
     campaign = gpu_campaign.CAMPAIGNS[campaign_name]
     state = gpu_campaign.state_folder(campaign_name)
     calls = gpu_campaign.log_entries(state)
+    judged = judged_state(campaign_name, source, cooldown)
+    step = judged["from_step"] if cooldown is not None else judged["step"]
     if cooldown is not None:
-        step = cooldown["from_step"]
         calls = [call for call in calls if call["step"] <= step]  # the campaign's calls up to the branch
-    else:
-        step = gpu_campaign.checkpoint_step(source) if source.name != "checkpoint" else calls[-1]["step"]
     by_device: dict[str, float] = defaultdict(float)
     for call in calls:
         by_device[call["device"].split(",")[0]] += call["call_minutes"]
@@ -461,13 +495,17 @@ def main(argv: list[str] | None = None) -> int:
         model, tokenizer = load_for_evaluation(source)
         model = round_to_float16(model)
         table = choice_table(model, tokenizer, task, args)
+        verdict = verdict_entry(args.name, judged_state(args.ship, source, cooldown), table)
         refusal = refusal_to_replace(table, args.name)
         if refusal is not None:
+            record_verdict(args.ship, {**verdict, "shipped": False})
             print(f"{args.ship}: not shipped as {args.name}: {refusal}; the test split was not measured")
             return 1
         # The test split is then measured on those same rounded weights: the figures are the release's own.
         row = measure(source, task, argparse.Namespace(**{**vars(args), "write_choice": False}), (model, tokenizer))
         folder = ship(args.ship, args.name, row, source, cooldown, (model, tokenizer))
+        tests = {"test": row["test"]["correct"], "test_10sym": row["test_10sym"]["correct"]}
+        record_verdict(args.ship, {**verdict, "shipped": True, **tests})
         row = {**row, "model": args.name, "validation_correct": save_choice_table(folder, table)}
         row["shipped_from"] = f"campaign {args.ship}, " + (
             f"cooled down over {cooldown['of']:,} steps from step {cooldown['from_step']:,}"

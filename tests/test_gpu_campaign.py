@@ -599,7 +599,7 @@ def test_a_release_must_beat_the_shipped_choice_table_before_the_test_split_is_m
     assert not torch.equal(expected, torch.full((3, 3), 1 + 2**-13))
     # Through the command: a tie stops the release in one line before the test split is read; nothing is written.
     monkeypatch.setattr(gpu_campaign, "state_folder", lambda name: tmp_path / "state")
-    monkeypatch.setattr(gpu_campaign, "kept_checkpoint", lambda state: tmp_path / "checkpoint")
+    monkeypatch.setattr(gpu_campaign, "kept_checkpoint", lambda state: tmp_path / "checkpoint-4200")
     monkeypatch.setattr(paper_distribution, "load_for_evaluation", lambda folder: (torch.nn.Linear(2, 2), None))
     monkeypatch.setattr(paper_distribution, "choice_table", lambda model, tokenizer, task, args: choice_table_with(7))
 
@@ -612,6 +612,16 @@ def test_a_release_must_beat_the_shipped_choice_table_before_the_test_split_is_m
     out = capsys.readouterr().out
     assert "ltl-35: not shipped as ltl-x: its choice table reads 7 of 10" in out and "was not measured" in out
     assert json.loads(shipped.read_text()) == choice_table_with(7)
+    # The verdict is logged with the state it judged, both tables' hits, and no test figures: none were read.
+    [refused] = gpu_campaign.log_entries(tmp_path / "state", gpu_campaign.JUDGED_LOG)
+    assert {key: refused[key] for key in ("name", "step", "choice", "shipped_choice", "shipped")} == {
+        "name": "ltl-x",
+        "step": 4200,
+        "choice": [7, 10],
+        "shipped_choice": [7, 10],
+        "shipped": False,
+    }
+    assert "test" not in refused and "test_10sym" not in refused
     # A better candidate: its test split is measured on the very model it was judged on (rounded, loaded once).
     loads: list[torch.nn.Module] = []
 
@@ -625,7 +635,8 @@ def test_a_release_must_beat_the_shipped_choice_table_before_the_test_split_is_m
 
     def measure(folder: Path, task: str, args: object, loaded: tuple[object, object] | None = None) -> dict:
         measured_models.append(None if loaded is None else loaded[0])
-        return {"model": str(folder), "task": task}
+        figures = {"correct": 0.9, "count": 10}
+        return {"model": str(folder), "task": task, "test": figures, "test_10sym": {**figures, "correct": 0.8}}
 
     monkeypatch.setattr(paper_distribution, "load_for_evaluation", load_once)
     monkeypatch.setattr(paper_distribution, "choice_table", lambda model, tokenizer, task, args: choice_table_with(8))
@@ -643,6 +654,13 @@ def test_a_release_must_beat_the_shipped_choice_table_before_the_test_split_is_m
     assert len(loads) == 1 and measured_models == [loads[0]] and shipped_models == [loads[0]]
     assert torch.equal(loads[0].weight, torch.full((2, 2), 1 + 2**-13).half().float())  # rounded before the test
     assert saved[0][0]["validation_correct"] == 0.8 and json.loads(shipped.read_text()) == choice_table_with(8)
+    # Against the table it replaced, with the test figures it shipped with; the campaign's log shows both verdicts.
+    released = gpu_campaign.log_entries(tmp_path / "state", gpu_campaign.JUDGED_LOG)[1]
+    assert (released["choice"], released["shipped_choice"], released["shipped"]) == ([8, 10], [7, 10], True)
+    assert (released["test"], released["test_10sym"]) == (0.9, 0.8)
+    table = gpu_campaign.log_table("ltl-35").splitlines()
+    assert table[-2].endswith("| 4,200 | 70.0% (7 of 10) | 70.0% | not shipped (level) | - | - |")
+    assert table[-1].endswith("| 4,200 | 80.0% (8 of 10) | 70.0% | **shipped** as `ltl-x` | 90.0% | 80.0% |")
 
 
 def test_small_formula_figures_join_a_measured_models_row_and_its_table_line(
@@ -720,6 +738,31 @@ def test_a_loss_a_call_did_not_reach_is_a_dash_in_the_log_table() -> None:
     assert cells[-4:] == ["0.049", "-", "95.8% of 500", "96.8%"]
     assert "nan" not in cells
     assert gpu_campaign.log_row({**entry, "eval_loss": 0.04585}).strip("| ").split(" | ")[-3] == "0.046"
+
+
+def test_the_judged_table_names_a_cool_down_s_branch_and_marks_rows_entered_from_history() -> None:
+    cooled = {
+        "date": "2026-11-28T10:00:00+00:00",
+        "name": "prop-35",
+        "from_step": 12371,
+        "of": 1500,
+        "augment": "commute",
+        "choice": [944, 1000],
+        "shipped_choice": [941, 1000],
+        "shipped": True,
+        "test": 0.942,
+        "from_history": True,
+    }
+    first = {**cooled, "choice": [900, 1000], "shipped_choice": None, "shipped": True}
+    intro, _, _, _, *rows = gpu_campaign.judged_table("prop-35", [cooled, first])
+    assert "Rows marked * were entered from the release history" in intro
+    assert rows[0] == (
+        "| 2026-11-28T10:00 * | cooled down from 12,371 (`--augment commute`) over 1,500 steps | 94.4% (944 of 1,000) "
+        "| 94.1% | **shipped** as `prop-35` | 94.2% | - |"
+    )
+    assert "| 90.0% (900 of 1,000) | none shipped | **shipped** as `prop-35` |" in rows[1]
+    [intro, *_] = gpu_campaign.judged_table("prop-35", [{**cooled, "from_history": False}])
+    assert "release history" not in intro
 
 
 def test_threads_below_one_are_refused(campaign: str, capsys: pytest.CaptureFixture[str]) -> None:
